@@ -1,0 +1,54 @@
+/*
+ * cli.h - what the `ppscope` subcommands share: their entry points, exit codes, number parsing
+ * and a small JSON writer.
+ *
+ * Exit codes: 0 success, 1 an internal failure (out of memory, I/O the user cannot fix),
+ * 2 bad input (flags, files, runs), with a one-line message on stderr.
+ */
+#ifndef PPS_CLI_H
+#define PPS_CLI_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "pps_error.h"
+
+#define PPS_EXIT_OK 0
+#define PPS_EXIT_FAIL 1
+#define PPS_EXIT_USAGE 2
+
+int pps_cmd_sim(int argc, char **argv);
+int pps_cmd_report(int argc, char **argv);
+int pps_cmd_merge(int argc, char **argv);
+
+/* Prints "ppscope CMD: message" on stderr and returns the exit code for err's code. */
+int pps_cli_fail(const char *cmd, const struct pps_err *err);
+/* Prints "ppscope CMD: <formatted>" and a hint to run --help on stderr; returns PPS_EXIT_USAGE. */
+int pps_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Strict number parsing of a whole string: 0 on success, -1 otherwise. */
+int pps_parse_int(const char *s, long lo, long hi, long *out);
+int pps_parse_double(const char *s, double lo, double hi, double *out);
+
+/* A streaming JSON writer: objects and arrays nest, commas are placed for you. */
+struct pps_json {
+    FILE *f;
+    int depth;
+    int need_comma[32];
+};
+
+void pps_json_init(struct pps_json *j, FILE *f);
+void pps_json_begin_object(struct pps_json *j, const char *key); /* key NULL inside arrays */
+void pps_json_end_object(struct pps_json *j);
+void pps_json_begin_array(struct pps_json *j, const char *key);
+void pps_json_end_array(struct pps_json *j);
+void pps_json_string(struct pps_json *j, const char *key, const char *value);
+void pps_json_int(struct pps_json *j, const char *key, int64_t value);
+/* Doubles print with up to 6 significant digits ("%.6g"); NaN and infinities as null. */
+void pps_json_double(struct pps_json *j, const char *key, double value);
+void pps_json_bool(struct pps_json *j, const char *key, int value);
+void pps_json_null(struct pps_json *j, const char *key);
+/* Ends the document with a newline. */
+void pps_json_finish(struct pps_json *j);
+
+#endif

@@ -1,0 +1,412 @@
+/*
+ * cmd_sim.c - `ppscope sim`: the predicted timeline, bubble and memory of one or more schedules
+ * under given op costs, as text or JSON, and optionally written as a run in the trace store so
+ * every report and viewer works on predictions as on measurements.
+ */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "sim_text.h"
+#include "sim_trace.h"
+
+#define MAX_SCHEDULES 8
+
+struct sim_opts {
+    int kinds[MAX_SCHEDULES];
+    int n_kinds;
+    int p, m, v;
+    double tf, tb, tw, tcomm, topt, w_mem;
+    const char *stage_mult; /* "1.2,1,1,1.3" */
+    int json, actions, width, iters;
+    double unit_ns;
+    const char *trace;
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: ppscope sim --schedule S[,S...] [-p P] [-m M] [-v V] [options]\n"
+            "\n"
+            "Simulates pipeline schedules: each stage runs its actions in order, each action as\n"
+            "soon as its stage is free and its inputs have arrived. Prints the predicted\n"
+            "timeline, makespan, bubble (idle over the iteration), the steady-state bubble when\n"
+            "iterations run back to back without an optimizer barrier, and peak activations.\n"
+            "\n"
+            "  -s, --schedule S    gpipe, 1f1b, interleaved, zb-h1, zb-h2; a comma list\n"
+            "                      compares them (default 1f1b)\n"
+            "  -p P                pipeline stages (default 4)\n"
+            "  -m M                microbatches per iteration (default 8)\n"
+            "  -v V                model chunks per stage, interleaved only (default 1; 2 for\n"
+            "                      interleaved)\n"
+            "      --tf T          forward time of one microbatch through a stage (default 1)\n"
+            "      --tb T          input-gradient backward time (default 1)\n"
+            "      --tw T          weight-gradient backward time (default 1); unsplit\n"
+            "                      schedules run B and W fused, taking tb + tw\n"
+            "      --tcomm T       latency added to every dependency between stages (default 0)\n"
+            "      --topt T        optimizer step time (default 0)\n"
+            "      --stage-mult L  per-stage cost multipliers, e.g. 1.3,1,1,1.2 (imbalance)\n"
+            "      --w-mem F       share of a microbatch's activations W still needs after B\n"
+            "                      (default 0.5)\n"
+            "      --actions       also print each stage's action list\n"
+            "      --width N       timeline columns (default: terminal width or 100)\n"
+            "      --json          print figures as JSON instead of text\n"
+            "      --trace DIR     write the prediction as a run (DIR/<schedule> when several)\n"
+            "      --iters N       iterations written by --trace (default 1)\n"
+            "      --unit-ns N     nanoseconds per time unit in the trace (default 1000000)\n"
+            "  -h, --help          show this help\n"
+            "\n"
+            "Times are in any unit you like; all of them in the same one.\n");
+}
+
+static int parse_kinds(struct sim_opts *o, const char *list)
+{
+    char buf[256];
+    if (strlen(list) >= sizeof(buf))
+        return pps_cli_usage_error("sim", "--schedule list too long");
+    strcpy(buf, list);
+    o->n_kinds = 0;
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
+        int k = pps_sched_kind_parse(tok);
+        if (k < 0)
+            return pps_cli_usage_error(
+                "sim", "unknown schedule '%s' (gpipe, 1f1b, interleaved, zb-h1, zb-h2)", tok);
+        if (o->n_kinds == MAX_SCHEDULES)
+            return pps_cli_usage_error("sim", "at most %d schedules at once", MAX_SCHEDULES);
+        o->kinds[o->n_kinds++] = k;
+    }
+    if (!o->n_kinds)
+        return pps_cli_usage_error("sim", "--schedule needs a name");
+    return 0;
+}
+
+static int default_width(void)
+{
+    const char *cols = getenv("COLUMNS");
+    long w;
+    if (cols && !pps_parse_int(cols, 20, 10000, &w))
+        return (int)w - 10;
+    return 100;
+}
+
+enum { OPT_TF = 256, OPT_TB, OPT_TW, OPT_TCOMM, OPT_TOPT, OPT_MULT, OPT_WMEM, OPT_ACTIONS,
+       OPT_WIDTH, OPT_JSON, OPT_TRACE, OPT_ITERS, OPT_UNIT };
+
+static int parse_args(struct sim_opts *o, int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"schedule", required_argument, NULL, 's'}, {"tf", required_argument, NULL, OPT_TF},
+        {"tb", required_argument, NULL, OPT_TB},     {"tw", required_argument, NULL, OPT_TW},
+        {"tcomm", required_argument, NULL, OPT_TCOMM},
+        {"topt", required_argument, NULL, OPT_TOPT},
+        {"stage-mult", required_argument, NULL, OPT_MULT},
+        {"w-mem", required_argument, NULL, OPT_WMEM},
+        {"actions", no_argument, NULL, OPT_ACTIONS},
+        {"width", required_argument, NULL, OPT_WIDTH},
+        {"json", no_argument, NULL, OPT_JSON},
+        {"trace", required_argument, NULL, OPT_TRACE},
+        {"iters", required_argument, NULL, OPT_ITERS},
+        {"unit-ns", required_argument, NULL, OPT_UNIT},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int v_given = 0, c, rc;
+    long n;
+    double *dst;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, ":s:p:m:v:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 's':
+            if ((rc = parse_kinds(o, optarg)))
+                return rc;
+            break;
+        case 'p':
+        case 'm':
+        case 'v':
+            if (pps_parse_int(optarg, 1, 1 << 20, &n))
+                return pps_cli_usage_error("sim", "-%c needs a positive integer, got '%s'", c,
+                                           optarg);
+            *(c == 'p' ? &o->p : c == 'm' ? &o->m : &o->v) = (int)n;
+            v_given |= c == 'v';
+            break;
+        case OPT_TF:
+        case OPT_TB:
+        case OPT_TW:
+        case OPT_TCOMM:
+        case OPT_TOPT:
+        case OPT_UNIT:
+            dst = c == OPT_TF      ? &o->tf
+                  : c == OPT_TB    ? &o->tb
+                  : c == OPT_TW    ? &o->tw
+                  : c == OPT_TCOMM ? &o->tcomm
+                  : c == OPT_TOPT  ? &o->topt
+                                   : &o->unit_ns;
+            if (pps_parse_double(optarg, 0, 1e12, dst))
+                return pps_cli_usage_error("sim", "%s needs a number >= 0, got '%s'",
+                                           argv[optind - 1], optarg);
+            break;
+        case OPT_WMEM:
+            if (pps_parse_double(optarg, 0, 1, &o->w_mem))
+                return pps_cli_usage_error("sim", "--w-mem needs a number in [0, 1], got '%s'",
+                                           optarg);
+            break;
+        case OPT_MULT:
+            o->stage_mult = optarg;
+            break;
+        case OPT_ACTIONS:
+            o->actions = 1;
+            break;
+        case OPT_WIDTH:
+            if (pps_parse_int(optarg, 10, 100000, &n))
+                return pps_cli_usage_error("sim", "--width needs an integer >= 10, got '%s'",
+                                           optarg);
+            o->width = (int)n;
+            break;
+        case OPT_JSON:
+            o->json = 1;
+            break;
+        case OPT_TRACE:
+            o->trace = optarg;
+            break;
+        case OPT_ITERS:
+            if (pps_parse_int(optarg, 1, 100000, &n))
+                return pps_cli_usage_error("sim", "--iters needs an integer >= 1, got '%s'",
+                                           optarg);
+            o->iters = (int)n;
+            break;
+        case 'h':
+            usage(stdout);
+            return -1;
+        case ':':
+            return pps_cli_usage_error("sim", "%s needs a value", argv[optind - 1]);
+        default:
+            return pps_cli_usage_error("sim", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return pps_cli_usage_error("sim", "unexpected argument '%s'", argv[optind]);
+    if (!v_given)
+        for (int k = 0; k < o->n_kinds; k++)
+            if (o->kinds[k] == PPS_SCHED_INTERLEAVED)
+                o->v = 2;
+    if (o->unit_ns <= 0)
+        return pps_cli_usage_error("sim", "--unit-ns must be > 0");
+    return 0;
+}
+
+/* Costs for o's stage count, multipliers applied. */
+static int make_costs(const struct sim_opts *o, struct pps_sim_costs *c)
+{
+    if (pps_sim_costs_init(c, o->p, o->tf, o->tb, o->tw))
+        return PPS_ENOMEM;
+    c->tcomm = o->tcomm;
+    c->topt = o->topt;
+    c->w_mem = o->w_mem;
+    if (!o->stage_mult)
+        return 0;
+    const char *s = o->stage_mult;
+    for (int k = 0; k < o->p; k++) {
+        char *end;
+        double x = strtod(s, &end);
+        if (end == s || !(x > 0 && x < 1e6) || (*end != ',' && *end != '\0') ||
+            (*end == '\0' && k != o->p - 1)) {
+            pps_sim_costs_release(c);
+            return pps_cli_usage_error("sim",
+                                       "--stage-mult needs %d positive numbers separated by "
+                                       "commas, got '%s'",
+                                       o->p, o->stage_mult);
+        }
+        c->tf[k] *= x;
+        c->tb[k] *= x;
+        c->tw[k] *= x;
+        s = *end ? end + 1 : end;
+    }
+    if (*s) {
+        pps_sim_costs_release(c);
+        return pps_cli_usage_error("sim", "--stage-mult has more than p=%d numbers", o->p);
+    }
+    return 0;
+}
+
+struct sim_case {
+    int kind, v;
+    struct pps_schedule sched;
+    struct pps_sim_result res;
+};
+
+static void json_case(struct pps_json *j, const struct sim_opts *o, const struct sim_case *sc,
+                      const struct pps_sim_costs *c)
+{
+    int p = sc->sched.p;
+    pps_json_string(j, "schedule", pps_sched_kind_name(sc->kind));
+    pps_json_int(j, "p", p);
+    pps_json_int(j, "m", sc->sched.m);
+    pps_json_int(j, "v", sc->v);
+    pps_json_begin_object(j, "costs");
+    pps_json_double(j, "tf", o->tf);
+    pps_json_double(j, "tb", o->tb);
+    pps_json_double(j, "tw", o->tw);
+    pps_json_double(j, "tcomm", c->tcomm);
+    pps_json_double(j, "topt", c->topt);
+    pps_json_double(j, "w_mem", c->w_mem);
+    pps_json_end_object(j);
+    pps_json_double(j, "makespan", sc->res.makespan);
+    pps_json_double(j, "bubble", sc->res.bubble);
+    pps_json_double(j, "steady_period", sc->res.steady_period);
+    pps_json_double(j, "steady_bubble", sc->res.steady_bubble);
+    pps_json_double(j, "bubble_quoted", pps_bubble_quoted(p, sc->sched.m));
+    pps_json_double(j, "bubble_exact", pps_bubble_exact(p, sc->sched.m, sc->v));
+    pps_json_begin_array(j, "peak_activations");
+    for (int s = 0; s < p; s++)
+        pps_json_double(j, NULL, sc->res.peak_act[s]);
+    pps_json_end_array(j);
+    pps_json_begin_array(j, "stages");
+    for (int s = 0; s < p; s++) {
+        pps_json_begin_object(j, NULL);
+        pps_json_int(j, "stage", s);
+        pps_json_double(j, "busy", sc->res.busy[s]);
+        pps_json_double(j, "idle", sc->res.idle[s]);
+        pps_json_double(j, "idle_frac",
+                        sc->res.makespan > 0 ? sc->res.idle[s] / sc->res.makespan : 0);
+        pps_json_double(j, "peak_activations", sc->res.peak_act[s]);
+        pps_json_end_object(j);
+    }
+    pps_json_end_array(j);
+}
+
+static void text_case(FILE *f, const struct sim_opts *o, const struct sim_case *sc)
+{
+    const struct pps_sim_result *r = &sc->res;
+    int p = sc->sched.p, m = sc->sched.m;
+    fprintf(f, "%s  p=%d m=%d v=%d  tF=%g tB=%g tW=%g tcomm=%g topt=%g\n",
+            pps_sched_kind_name(sc->kind), p, m, sc->v, o->tf, o->tb, o->tw, o->tcomm, o->topt);
+    pps_sim_text_timeline(f, &sc->sched, r, o->width, o->topt);
+    if (o->actions) {
+        size_t need = pps_schedule_format(&sc->sched, -1, -1, NULL, 0);
+        char *buf = malloc(need + 1);
+        if (buf) {
+            pps_schedule_format(&sc->sched, -1, -1, buf, need + 1);
+            fprintf(f, "actions:\n%s", buf);
+            free(buf);
+        }
+    }
+    fprintf(f, "makespan %g   bubble %.1f%%   steady-state bubble %.1f%% (period %g)\n",
+            r->makespan, 100 * r->bubble, 100 * r->steady_bubble, r->steady_period);
+    fprintf(f, "theory: (p-1)/m = %.1f%%   (p-1)/(%sm+p-1) = %.1f%%\n",
+            100 * pps_bubble_quoted(p, m), sc->v > 1 ? "v*" : "",
+            100 * pps_bubble_exact(p, m, sc->v));
+    fprintf(f, "stage      busy      idle   idle%%  peak act\n");
+    for (int s = 0; s < p; s++)
+        fprintf(f, "%5d %9g %9g %6.1f%% %9g\n", s, r->busy[s], r->idle[s],
+                r->makespan > 0 ? 100 * r->idle[s] / r->makespan : 0.0, r->peak_act[s]);
+    fputc('\n', f);
+}
+
+static double max_peak(const struct pps_sim_result *r, int p)
+{
+    double x = 0;
+    for (int s = 0; s < p; s++)
+        if (r->peak_act[s] > x)
+            x = r->peak_act[s];
+    return x;
+}
+
+static void text_compare(FILE *f, const struct sim_case *cases, int n)
+{
+    fprintf(f, "schedule      makespan   bubble  vs %-6s  steady  peak act\n",
+            pps_sched_kind_name(cases[0].kind));
+    for (int k = 0; k < n; k++) {
+        const struct pps_sim_result *r = &cases[k].res;
+        double base = cases[0].res.bubble;
+        char ratio[16] = "-";
+        if (base > 0)
+            snprintf(ratio, sizeof(ratio), "%.2fx", r->bubble / base);
+        fprintf(f, "%-12s %9g %7.1f%% %10s %6.1f%% %9g\n", pps_sched_kind_name(cases[k].kind),
+                r->makespan, 100 * r->bubble, ratio, 100 * r->steady_bubble,
+                max_peak(r, cases[k].sched.p));
+    }
+}
+
+int pps_cmd_sim(int argc, char **argv)
+{
+    struct sim_opts o = {.kinds = {PPS_SCHED_1F1B}, .n_kinds = 1, .p = 4, .m = 8, .v = 1,
+                         .tf = 1, .tb = 1, .tw = 1, .w_mem = 0.5, .width = default_width(),
+                         .iters = 1, .unit_ns = 1e6};
+    struct sim_case cases[MAX_SCHEDULES];
+    struct pps_sim_costs costs = {0};
+    struct pps_err err = {0};
+    int rc = parse_args(&o, argc, argv), n = 0, exit_code = PPS_EXIT_OK;
+    if (rc)
+        return rc < 0 ? PPS_EXIT_OK : rc;
+    memset(cases, 0, sizeof(cases));
+    if ((rc = make_costs(&o, &costs)))
+        return rc == PPS_ENOMEM ? PPS_EXIT_FAIL : rc;
+    for (n = 0; n < o.n_kinds; n++) {
+        struct sim_case *sc = &cases[n];
+        sc->kind = o.kinds[n];
+        sc->v = sc->kind == PPS_SCHED_INTERLEAVED ? o.v : 1;
+        if (sc->kind != PPS_SCHED_INTERLEAVED && o.v != 1 && o.n_kinds == 1) {
+            pps_err_set(&err, PPS_EINVAL, "%s runs one chunk per stage; -v applies to "
+                        "interleaved only", pps_sched_kind_name(sc->kind));
+            goto fail;
+        }
+        struct pps_schedule init = PPS_SCHEDULE_INIT;
+        sc->sched = init;
+        if (pps_schedule_generate(&sc->sched, sc->kind, o.p, o.m, sc->v, &err) ||
+            pps_simulate(&sc->sched, &costs, &sc->res, &err)) {
+            n++;
+            goto fail;
+        }
+    }
+    if (o.trace) {
+        for (int k = 0; k < n; k++) {
+            char dir[4096];
+            if (n == 1)
+                snprintf(dir, sizeof(dir), "%s", o.trace);
+            else
+                snprintf(dir, sizeof(dir), "%s/%s", o.trace, pps_sched_kind_name(cases[k].kind));
+            if (pps_sim_write_trace(dir, &cases[k].sched, &costs, &cases[k].res, o.iters,
+                                    o.unit_ns, &err))
+                goto fail;
+            if (!o.json)
+                fprintf(stderr, "ppscope sim: wrote %s\n", dir);
+        }
+    }
+    if (o.json) {
+        struct pps_json j;
+        pps_json_init(&j, stdout);
+        pps_json_begin_object(&j, NULL);
+        if (n == 1) {
+            json_case(&j, &o, &cases[0], &costs);
+        } else {
+            pps_json_begin_array(&j, "schedules");
+            for (int k = 0; k < n; k++) {
+                pps_json_begin_object(&j, NULL);
+                json_case(&j, &o, &cases[k], &costs);
+                pps_json_end_object(&j);
+            }
+            pps_json_end_array(&j);
+        }
+        pps_json_end_object(&j);
+        pps_json_finish(&j);
+    } else {
+        for (int k = 0; k < n; k++)
+            text_case(stdout, &o, &cases[k]);
+        if (n > 1)
+            text_compare(stdout, cases, n);
+    }
+    goto out;
+fail:
+    exit_code = pps_cli_fail("sim", &err);
+out:
+    for (int k = 0; k < n; k++) {
+        pps_schedule_release(&cases[k].sched);
+        pps_sim_result_release(&cases[k].res);
+    }
+    pps_sim_costs_release(&costs);
+    return exit_code;
+}

@@ -1,0 +1,28 @@
+/* internal.h - what schedule/'s files share and nobody else may use. */
+#ifndef PPS_SCHEDULE_INTERNAL_H
+#define PPS_SCHEDULE_INTERNAL_H
+
+#include "schedule.h"
+
+/*
+ * Dependency-driven execution of one iteration of sched: each stage walks its list in order; an
+ * action runs when its stage is free and its dependencies have ended (plus costs->tcomm when a
+ * dependency comes from another stage). costs NULL runs every action in zero time, which checks
+ * deadlock-freedom only. ready[s] is when stage s may start (NULL: all at 0). Writes each action's
+ * start and end to spans (may be NULL) and each stage's end time to stage_end (may be NULL).
+ * Expects counts and ranges already checked (pps__schedule_check_counts). Returns 0, or
+ * PPS_ESCHEDULE with the stuck stages named in err and the first one's head in *fault.
+ * Linear in the number of actions.
+ */
+int pps__schedule_execute(const struct pps_schedule *sched, const struct pps_sim_costs *costs,
+                          const double *ready, struct pps_sim_span *spans, double *stage_end,
+                          struct pps_sched_fault *fault, struct pps_err *err);
+
+/* Counts, ranges and per-microbatch order on each stage: the checks that need no execution. */
+int pps__schedule_check_counts(const struct pps_schedule *sched, struct pps_sched_fault *fault,
+                               struct pps_err *err);
+
+/* "F3", "BW12", "F3.1" (chunk shown when v > 1) into buf; returns buf. */
+char *pps__action_str(const struct pps_action *a, int v, char *buf, size_t len);
+
+#endif

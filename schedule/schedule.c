@@ -1,0 +1,104 @@
+/* schedule.c - schedule names, parameter checks, allocation, and the bubble theory. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "schedule.h"
+
+static const char *const kind_names[PPS_SCHED_KIND_COUNT] = {
+    [PPS_SCHED_GPIPE] = "gpipe", [PPS_SCHED_1F1B] = "1f1b", [PPS_SCHED_INTERLEAVED] = "interleaved",
+    [PPS_SCHED_ZB_H1] = "zb-h1", [PPS_SCHED_ZB_H2] = "zb-h2",
+};
+
+const char *pps_sched_kind_name(int kind)
+{
+    if (kind < 0 || kind >= PPS_SCHED_KIND_COUNT)
+        return "custom";
+    return kind_names[kind];
+}
+
+int pps_sched_kind_parse(const char *name)
+{
+    if (!name)
+        return -1;
+    for (int k = 0; k < PPS_SCHED_KIND_COUNT; k++)
+        if (!strcmp(name, kind_names[k]))
+            return k;
+    return -1;
+}
+
+const char *pps_op_name(int op)
+{
+    static const char *const names[] = {"F", "B", "W", "BW"};
+    return (op >= 0 && op <= PPS_OP_BW) ? names[op] : "?";
+}
+
+/* Upper bounds that keep every index and count comfortably inside the types used. */
+#define MAX_P 4096
+#define MAX_M (1 << 20)
+#define MAX_V 64
+
+int pps_schedule_check_params(int kind, int p, int m, int v, struct pps_err *err)
+{
+    const char *name = pps_sched_kind_name(kind);
+    if (kind < 0 || kind >= PPS_SCHED_KIND_COUNT)
+        return pps_err_set(err, PPS_EINVAL, "unknown schedule kind %d", kind);
+    if (p < 1 || p > MAX_P)
+        return pps_err_set(err, PPS_EINVAL, "%s needs 1 <= p <= %d stages, got p=%d", name,
+                           MAX_P, p);
+    if (m < 1 || m > MAX_M)
+        return pps_err_set(err, PPS_EINVAL, "%s needs 1 <= m <= %d microbatches, got m=%d", name,
+                           MAX_M, m);
+    if (kind != PPS_SCHED_INTERLEAVED && v != 1)
+        return pps_err_set(err, PPS_EINVAL,
+                           "%s runs one model chunk per stage (v=1); got v=%d (only interleaved "
+                           "takes v > 1)",
+                           name, v);
+    if (kind == PPS_SCHED_INTERLEAVED) {
+        if (v < 1 || v > MAX_V)
+            return pps_err_set(err, PPS_EINVAL, "interleaved needs 1 <= v <= %d chunks, got v=%d",
+                               MAX_V, v);
+        /* Megatron's interleaved order walks microbatches in groups of p. */
+        if (m % p != 0)
+            return pps_err_set(err, PPS_EINVAL,
+                               "interleaved needs m to be a multiple of p (microbatches go "
+                               "round in groups of p); got m=%d, p=%d",
+                               m, p);
+    }
+    return 0;
+}
+
+int pps_schedule_alloc(struct pps_schedule *sched, int p, int m, int v, size_t n)
+{
+    sched->kind = -1;
+    sched->p = p;
+    sched->m = m;
+    sched->v = v;
+    sched->actions = calloc(n ? n : 1, sizeof(*sched->actions));
+    sched->start = calloc((size_t)p + 1, sizeof(*sched->start));
+    if (!sched->actions || !sched->start) {
+        pps_schedule_release(sched);
+        return PPS_ENOMEM;
+    }
+    return 0;
+}
+
+void pps_schedule_release(struct pps_schedule *sched)
+{
+    free(sched->actions);
+    free(sched->start);
+    sched->actions = NULL;
+    sched->start = NULL;
+    sched->kind = -1;
+    sched->p = sched->m = sched->v = 0;
+}
+
+double pps_bubble_quoted(int p, int m)
+{
+    return m > 0 ? (double)(p - 1) / m : 0.0;
+}
+
+double pps_bubble_exact(int p, int m, int v)
+{
+    double d = (double)v * m + p - 1;
+    return d > 0 ? (double)(p - 1) / d : 0.0;
+}

@@ -1,0 +1,182 @@
+/*
+ * schedule.h - pipeline schedules: generate, validate, simulate, format.
+ *
+ * A schedule is one ordered list of actions per stage. An action is F (forward), B (backward for
+ * the input gradient), W (backward for the weight gradients) or BW (B and W fused), for one
+ * microbatch through one model chunk. With v chunks per stage, chunk c of stage s is the virtual
+ * stage c*p + s: data flows from virtual stage k to k+1, so the last stage's chunk c feeds the
+ * first stage's chunk c+1 (Megatron's interleaving).
+ *
+ * This module is pure C: no I/O, no dependencies but libc. Everything else (runtime, analysis,
+ * the CLI) uses it to know what a run should do and how long it should take.
+ *
+ * Dependencies the validator and the simulator enforce, for microbatch j at virtual stage k:
+ *   F(j,k)      after F(j,k-1)                      (k > 0; cross-stage unless p == 1)
+ *   B(j,k)/BW   after F(j,k) on its own stage, and after B/BW(j,k+1) (k < last)
+ *   W(j,k)      after B(j,k) on its own stage
+ * The last virtual stage's B follows its own F (the loss is computed there).
+ */
+#ifndef PPS_SCHEDULE_H
+#define PPS_SCHEDULE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pps_error.h"
+
+enum pps_op {
+    PPS_OP_F = 0,
+    PPS_OP_B = 1,
+    PPS_OP_W = 2,
+    PPS_OP_BW = 3,
+};
+
+enum pps_sched_kind {
+    PPS_SCHED_GPIPE = 0,
+    PPS_SCHED_1F1B,
+    PPS_SCHED_INTERLEAVED,
+    PPS_SCHED_ZB_H1,
+    PPS_SCHED_ZB_H2,
+    PPS_SCHED_KIND_COUNT,
+};
+
+struct pps_action {
+    uint8_t op;     /* enum pps_op */
+    uint16_t chunk; /* 0 .. v-1 */
+    uint32_t mb;    /* 0 .. m-1 */
+};
+
+/*
+ * The action lists: stage s runs actions[start[s]] .. actions[start[s+1]-1] in order.
+ * Caller-held; fill with pps_schedule_generate() or by hand (pps_schedule_alloc), release with
+ * pps_schedule_release().
+ */
+struct pps_schedule {
+    int kind; /* enum pps_sched_kind, or -1 for a hand-made schedule */
+    int p, m, v;
+    struct pps_action *actions;
+    size_t *start; /* p + 1 offsets into actions */
+};
+
+#define PPS_SCHEDULE_INIT {-1, 0, 0, 0, NULL, NULL}
+
+/* Name <-> kind: "gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2". Parse returns -1 if unknown. */
+const char *pps_sched_kind_name(int kind);
+int pps_sched_kind_parse(const char *name);
+/* One-letter or two-letter op name: "F", "B", "W", "BW". */
+const char *pps_op_name(int op);
+
+/*
+ * Checks that (kind, p, m, v) can be generated; on failure names the constraint in err:
+ * p >= 1, m >= 1, v == 1 except for interleaved, and for interleaved v >= 1, m % p == 0.
+ */
+int pps_schedule_check_params(int kind, int p, int m, int v, struct pps_err *err);
+
+/* Fills sched (which must be released or fresh) with the action lists of kind for (p, m, v). */
+int pps_schedule_generate(struct pps_schedule *sched, int kind, int p, int m, int v,
+                          struct pps_err *err);
+
+/* Allocates room for n actions spread over p stages (start[] zeroed): for hand-made schedules. */
+int pps_schedule_alloc(struct pps_schedule *sched, int p, int m, int v, size_t n);
+void pps_schedule_release(struct pps_schedule *sched);
+
+static inline size_t pps_schedule_len(const struct pps_schedule *s, int stage)
+{
+    return s->start[stage + 1] - s->start[stage];
+}
+static inline const struct pps_action *pps_schedule_at(const struct pps_schedule *s, int stage,
+                                                       size_t pos)
+{
+    return &s->actions[s->start[stage] + pos];
+}
+
+/*
+ * Where validation failed: the stage, the position in its list, and the action there
+ * (stage = -1 when the failure is not about one action, e.g. a wrong stage count).
+ */
+struct pps_sched_fault {
+    int stage;
+    long pos;
+    struct pps_action action;
+};
+
+/*
+ * Validates sched: counts (each microbatch and chunk has exactly one F and either one BW or one
+ * B and one W on its stage), per-microbatch order on a stage (F before B or BW, B before W), and
+ * deadlock-freedom by dependency-driven execution with unbounded buffers. Returns 0, or
+ * PPS_ESCHEDULE with the first fault in *fault (if not NULL) and a sentence in err naming the
+ * stage, the position and the action. Linear in the number of actions.
+ */
+int pps_schedule_validate(const struct pps_schedule *sched, struct pps_sched_fault *fault,
+                          struct pps_err *err);
+
+/*
+ * Formats the schedule as a grid, one row per stage ("s0: F0 F1 B0 ..."; chunk shown as F3.1
+ * when v > 1), marking mark_stage/mark_pos with brackets "[B3]" (mark_stage = -1: no mark).
+ * Writes at most len bytes including the NUL and returns the length the full text needs, like
+ * snprintf.
+ */
+size_t pps_schedule_format(const struct pps_schedule *sched, int mark_stage, long mark_pos,
+                           char *buf, size_t len);
+
+/* ----------------------------------------------------------------------------------------- */
+/* Simulation                                                                                */
+/* ----------------------------------------------------------------------------------------- */
+
+/*
+ * Op costs, in any time unit. tf[s], tb[s], tw[s] are the times of one microbatch through all of
+ * stage s's layers; with v chunks each chunk's op takes 1/v of it, so schedules compare at equal
+ * work. BW costs tb + tw. tcomm is added to every dependency that crosses stages; topt is the
+ * optimizer step, run by every stage after the iteration's last action.
+ *
+ * Memory model (activations, in units of one microbatch through one whole stage): F allocates
+ * 1/v when it starts; B frees (1 - w_mem)/v when it ends, keeping what W still needs (the inputs
+ * of the weight GEMMs); W frees the remaining w_mem/v; BW frees 1/v. w_mem = 1 counts a
+ * microbatch as live until its W, w_mem = 0 frees everything at B.
+ */
+struct pps_sim_costs {
+    int p;
+    double *tf, *tb, *tw; /* p entries each */
+    double tcomm;
+    double topt;
+    double w_mem;
+};
+
+/* Allocates p-entry arrays set to uniform costs (tcomm = topt = 0, w_mem = 0.5). */
+int pps_sim_costs_init(struct pps_sim_costs *c, int p, double tf, double tb, double tw);
+void pps_sim_costs_release(struct pps_sim_costs *c);
+
+/* Start and end of one action, laid out like sched->actions. */
+struct pps_sim_span {
+    double start, end;
+};
+
+struct pps_sim_result {
+    int p;
+    double makespan;      /* one iteration, optimizer step included */
+    double bubble;        /* sum of idle / (p * makespan) */
+    double steady_period; /* iteration time when iterations run back to back, no barrier */
+    double steady_bubble; /* 1 - busy / (p * steady_period) */
+    double *busy;         /* p entries: compute time (F, B, W, BW, optimizer) per stage */
+    double *idle;         /* p entries: makespan - busy */
+    double *peak_act;     /* p entries: peak live activations, see the memory model */
+    struct pps_sim_span *spans; /* one per action, same indexing as sched->actions */
+};
+
+/*
+ * List-schedules each stage's actions in order: an action starts when its stage is free and its
+ * dependencies have ended (plus tcomm across stages). One iteration with an optimizer barrier
+ * gives makespan, busy, idle, bubble and peak activations; iterations run back to back, each stage
+ * stepping its optimizer right after its own last action (post-validation), give the steady
+ * state. res must be zeroed or released; free with pps_sim_result_release(). Linear in the
+ * number of actions. Returns PPS_ESCHEDULE if the schedule deadlocks, PPS_EINVAL on bad costs.
+ */
+int pps_simulate(const struct pps_schedule *sched, const struct pps_sim_costs *costs,
+                 struct pps_sim_result *res, struct pps_err *err);
+void pps_sim_result_release(struct pps_sim_result *res);
+
+/* The bubble as users quote it, (p-1)/m, and exactly, (p-1)/(v*m + p-1). */
+double pps_bubble_quoted(int p, int m);
+double pps_bubble_exact(int p, int m, int v);
+
+#endif
