@@ -1,0 +1,2 @@
+pps_unit_test(test_schedule pps_schedule)
+pps_unit_test(test_simulate pps_schedule)

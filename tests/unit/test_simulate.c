@@ -1,0 +1,239 @@
+/* test_simulate.c - the simulator against the classic figures and the zero-bubble theory. */
+#include "schedule.h"
+#include "test.h"
+
+struct sim {
+    struct pps_schedule s;
+    struct pps_sim_costs c;
+    struct pps_sim_result r;
+};
+
+/* Generates kind and simulates it with uniform costs; w_mem < 0 keeps the default. */
+static int run(struct sim *x, int kind, int p, int m, int v, double tf, double tb, double tw,
+               double w_mem)
+{
+    struct pps_err err = {0};
+    struct pps_schedule init = PPS_SCHEDULE_INIT;
+    x->s = init;
+    memset(&x->r, 0, sizeof(x->r));
+    if (pps_sim_costs_init(&x->c, p, tf, tb, tw))
+        return -1;
+    if (w_mem >= 0)
+        x->c.w_mem = w_mem;
+    if (pps_schedule_generate(&x->s, kind, p, m, v, &err) ||
+        pps_simulate(&x->s, &x->c, &x->r, &err)) {
+        fprintf(stderr, "  %s: %s\n", pps_sched_kind_name(kind), err.msg);
+        CHECK(0);
+        return -1;
+    }
+    return 0;
+}
+
+static void done(struct sim *x)
+{
+    pps_schedule_release(&x->s);
+    pps_sim_costs_release(&x->c);
+    pps_sim_result_release(&x->r);
+}
+
+/* p=4, m=8, tF=1, tB=2, unsplit: GPipe and 1F1B both 33 units, bubble 27.3%. */
+static void test_classic_gpipe_and_1f1b_figures(void)
+{
+    const double gpipe_peak[4] = {8, 8, 8, 8}, f1b_peak[4] = {4, 3, 2, 1};
+    for (int k = 0; k < 2; k++) {
+        struct sim x;
+        if (run(&x, k == 0 ? PPS_SCHED_GPIPE : PPS_SCHED_1F1B, 4, 8, 1, 1, 2, 0, -1))
+            continue;
+        CHECK_NEAR(x.r.makespan, 33, 1e-12);
+        CHECK_NEAR(x.r.bubble, 3.0 / 11.0, 1e-12);
+        for (int s = 0; s < 4; s++) {
+            CHECK_NEAR(x.r.busy[s], 24, 1e-12);
+            CHECK_NEAR(x.r.idle[s], 9, 1e-12);
+            CHECK_NEAR(x.r.peak_act[s], k == 0 ? gpipe_peak[s] : f1b_peak[s], 1e-12);
+        }
+        done(&x);
+    }
+}
+
+static void test_1f1b_bubble_over_m(void)
+{
+    const int ms[4] = {4, 8, 16, 32};
+    const double printed[4] = {42.9, 27.3, 15.8, 8.6};
+    for (int k = 0; k < 4; k++) {
+        struct sim x;
+        if (run(&x, PPS_SCHED_1F1B, 4, ms[k], 1, 1, 2, 0, -1))
+            continue;
+        CHECK_NEAR(x.r.bubble, 3.0 / (ms[k] + 3), 1e-12);
+        CHECK_NEAR(100 * x.r.bubble, printed[k], 0.05);
+        CHECK_NEAR(x.r.bubble, pps_bubble_exact(4, ms[k], 1), 1e-12);
+        done(&x);
+    }
+}
+
+/* tF = tB = tW: ZB-H1 idles (p-1)(tF+tB-tW) per stage, a third of 1F1B's (p-1)(tF+tB+tW), at
+ * 1F1B's peak activations. */
+static void test_zb_h1_idles_a_third_of_1f1b(void)
+{
+    const int ps[3] = {4, 4, 8}, ms[3] = {8, 16, 32};
+    for (int k = 0; k < 3; k++) {
+        int p = ps[k];
+        struct sim zb, ob;
+        if (run(&zb, PPS_SCHED_ZB_H1, p, ms[k], 1, 1, 1, 1, 1.0))
+            continue;
+        if (run(&ob, PPS_SCHED_1F1B, p, ms[k], 1, 1, 1, 1, 1.0)) {
+            done(&zb);
+            continue;
+        }
+        double max_zb = 0, max_ob = 0;
+        for (int s = 0; s < p; s++) {
+            CHECK_NEAR(zb.r.idle[s], (p - 1) * (1 + 1 - 1), 1e-12);
+            CHECK_NEAR(ob.r.idle[s], (p - 1) * (1 + 1 + 1), 1e-12);
+            max_zb = zb.r.peak_act[s] > max_zb ? zb.r.peak_act[s] : max_zb;
+            max_ob = ob.r.peak_act[s] > max_ob ? ob.r.peak_act[s] : max_ob;
+        }
+        CHECK_NEAR(max_zb, max_ob, 1e-12);
+        CHECK_NEAR(max_zb, p, 1e-12);
+        done(&zb);
+        done(&ob);
+    }
+}
+
+/* ZB-H2: no idle at all when iterations run back to back, at no more than 2p-1 activations. */
+static void test_zb_h2_steady_bubble_is_zero(void)
+{
+    const int ps[4] = {2, 4, 8, 16}, ms[4] = {8, 8, 16, 64};
+    for (int k = 0; k < 4; k++) {
+        int p = ps[k];
+        struct sim x;
+        if (run(&x, PPS_SCHED_ZB_H2, p, ms[k], 1, 1, 1, 1, 1.0))
+            continue;
+        CHECK_NEAR(x.r.steady_bubble, 0, 1e-12);
+        CHECK_NEAR(x.r.steady_period, 3 * ms[k], 1e-12);
+        for (int s = 0; s < p; s++)
+            CHECK(x.r.peak_act[s] <= 2 * p - 1 + 1e-12);
+        /* With the optimizer barrier, one iteration still fills and drains. */
+        CHECK(x.r.bubble > 0);
+        done(&x);
+    }
+}
+
+static void test_interleaved_matches_theory(void)
+{
+    const int ps[3] = {4, 4, 8}, ms[3] = {8, 16, 16}, vs[3] = {2, 4, 2};
+    for (int k = 0; k < 3; k++) {
+        struct sim x;
+        if (run(&x, PPS_SCHED_INTERLEAVED, ps[k], ms[k], vs[k], 1, 2, 0, -1))
+            continue;
+        CHECK_NEAR(x.r.bubble, pps_bubble_exact(ps[k], ms[k], vs[k]), 1e-12);
+        done(&x);
+    }
+}
+
+/* p=2, m=1, tF=tB=1 unsplit, 0.5 per hop: F 0-1, F 1.5-2.5, BW 2.5-3.5, BW 4-5. */
+static void test_comm_latency_delays_each_hop(void)
+{
+    struct sim x;
+    struct pps_err err = {0};
+    struct pps_schedule init = PPS_SCHEDULE_INIT;
+    x.s = init;
+    CHECK_EQ_INT(pps_schedule_generate(&x.s, PPS_SCHED_1F1B, 2, 1, 1, &err), 0);
+    CHECK_EQ_INT(pps_sim_costs_init(&x.c, 2, 1, 1, 0), 0);
+    x.c.tcomm = 0.5;
+    x.c.topt = 2;
+    CHECK_EQ_INT(pps_simulate(&x.s, &x.c, &x.r, &err), 0);
+    CHECK_NEAR(x.r.spans[x.s.start[1]].start, 1.5, 1e-12);
+    CHECK_NEAR(x.r.spans[x.s.start[0] + 1].start, 4, 1e-12);
+    CHECK_NEAR(x.r.makespan, 7, 1e-12); /* 5, then the optimizer step */
+    CHECK_NEAR(x.r.busy[0], 4, 1e-12);
+    CHECK_NEAR(x.r.bubble, 1 - 8.0 / 14.0, 1e-12);
+    done(&x);
+}
+
+/* Stage 1 twice as slow: GPipe p=2, m=2, tF=1, tB=1: s0 F 0,1; s1 F 1-3, 3-5; s1 BW 5-7, 7-9;
+ * s0 BW 7-8, 9-10. */
+static void test_stage_imbalance(void)
+{
+    struct sim x;
+    if (run(&x, PPS_SCHED_GPIPE, 2, 2, 1, 1, 1, 0, -1))
+        return;
+    pps_sim_result_release(&x.r);
+    x.c.tf[1] = 2;
+    x.c.tb[1] = 2;
+    struct pps_err err = {0};
+    CHECK_EQ_INT(pps_simulate(&x.s, &x.c, &x.r, &err), 0);
+    CHECK_NEAR(x.r.makespan, 10, 1e-12);
+    CHECK_NEAR(x.r.busy[0], 4, 1e-12);
+    CHECK_NEAR(x.r.busy[1], 8, 1e-12);
+    CHECK_NEAR(x.r.bubble, 1 - 12.0 / 20.0, 1e-12);
+    done(&x);
+}
+
+/* The memory model: B frees what W does not need. */
+static void test_w_mem_splits_what_b_frees(void)
+{
+    struct sim a, b;
+    if (run(&a, PPS_SCHED_ZB_H1, 4, 8, 1, 1, 1, 1, 1.0) ||
+        run(&b, PPS_SCHED_ZB_H1, 4, 8, 1, 1, 1, 1, 0.0))
+        return;
+    /* Stage 3 runs F0 B0 F1 B1 F2 B2 F3 B3 W0 F4: with w_mem 1 it holds 4 before W0, with 0 one. */
+    CHECK_NEAR(a.r.peak_act[3], 4, 1e-12);
+    CHECK_NEAR(b.r.peak_act[3], 1, 1e-12);
+    done(&a);
+    done(&b);
+}
+
+static void test_bad_costs_and_deadlocks_are_refused(void)
+{
+    struct sim x;
+    if (run(&x, PPS_SCHED_1F1B, 2, 2, 1, 1, 1, 1, -1))
+        return;
+    struct pps_sim_result r;
+    struct pps_err err = {0};
+    x.c.tf[1] = -1;
+    CHECK_EQ_INT(pps_simulate(&x.s, &x.c, &r, &err), PPS_EINVAL);
+    CHECK_STR_CONTAINS(err.msg, "stage 1");
+    x.c.tf[1] = 1;
+    x.c.w_mem = 2;
+    CHECK_EQ_INT(pps_simulate(&x.s, &x.c, &r, &err), PPS_EINVAL);
+    x.c.w_mem = 0.5;
+    /* Stage 1 runs F1 before F0 while stage 0 waits on BW0 before F1. */
+    x.s.actions[1] = (struct pps_action){PPS_OP_BW, 0, 0};
+    x.s.actions[2] = (struct pps_action){PPS_OP_F, 0, 1};
+    x.s.actions[4] = (struct pps_action){PPS_OP_F, 0, 1};
+    x.s.actions[5] = (struct pps_action){PPS_OP_F, 0, 0};
+    x.s.actions[6] = (struct pps_action){PPS_OP_BW, 0, 0};
+    x.s.actions[7] = (struct pps_action){PPS_OP_BW, 0, 1};
+    CHECK_EQ_INT(pps_simulate(&x.s, &x.c, &r, &err), PPS_ESCHEDULE);
+    CHECK_STR_CONTAINS(err.msg, "deadlock");
+    CHECK(r.spans == NULL);
+    done(&x);
+}
+
+/* A large pipeline simulates (the timing is bench_sim's business), and its bubble is the theory. */
+static void test_large_pipeline(void)
+{
+    struct sim x;
+    if (run(&x, PPS_SCHED_1F1B, 64, 1024, 1, 1, 2, 0, -1))
+        return;
+    CHECK_NEAR(x.r.bubble, pps_bubble_exact(64, 1024, 1), 1e-9);
+    done(&x);
+}
+
+static const struct test_case cases[] = {
+    TEST(test_classic_gpipe_and_1f1b_figures),
+    TEST(test_1f1b_bubble_over_m),
+    TEST(test_zb_h1_idles_a_third_of_1f1b),
+    TEST(test_zb_h2_steady_bubble_is_zero),
+    TEST(test_interleaved_matches_theory),
+    TEST(test_comm_latency_delays_each_hop),
+    TEST(test_stage_imbalance),
+    TEST(test_w_mem_splits_what_b_frees),
+    TEST(test_bad_costs_and_deadlocks_are_refused),
+    TEST(test_large_pipeline),
+    {NULL, NULL},
+};
+
+int main(int argc, char **argv)
+{
+    return test_main(cases, argc, argv);
+}
