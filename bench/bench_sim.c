@@ -52,8 +52,8 @@ int main(void)
             fail = 1;
             continue;
         }
-        printf("%-12s %12.2f %12.2f %7.2fx\n", pps_sched_kind_name(kind), small * 1e3,
-               large * 1e3, large / small);
+        printf("%-12s %12.2f %12.2f %7.2fx\n", pps_sched_kind_name(kind), small * 1e3, large * 1e3,
+               large / small);
     }
     printf("(4x the actions: a linear simulator takes about 4x the time)\n");
     return fail;

@@ -13,8 +13,8 @@
 
 #include "pps_error.h"
 
-#define PPS_EXIT_OK 0
-#define PPS_EXIT_FAIL 1
+#define PPS_EXIT_OK    0
+#define PPS_EXIT_FAIL  1
 #define PPS_EXIT_USAGE 2
 
 int pps_cmd_sim(int argc, char **argv);
@@ -24,7 +24,8 @@ int pps_cmd_merge(int argc, char **argv);
 /* Prints "ppscope CMD: message" on stderr and returns the exit code for err's code. */
 int pps_cli_fail(const char *cmd, const struct pps_err *err);
 /* Prints "ppscope CMD: <formatted>" and a hint to run --help on stderr; returns PPS_EXIT_USAGE. */
-int pps_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int pps_cli_usage_error(const char *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /* Strict number parsing of a whole string: 0 on success, -1 otherwise. */
 int pps_parse_int(const char *s, long lo, long hi, long *out);

@@ -92,14 +92,29 @@ static int default_width(void)
     return 100;
 }
 
-enum { OPT_TF = 256, OPT_TB, OPT_TW, OPT_TCOMM, OPT_TOPT, OPT_MULT, OPT_WMEM, OPT_ACTIONS,
-       OPT_WIDTH, OPT_JSON, OPT_TRACE, OPT_ITERS, OPT_UNIT };
+enum {
+    OPT_TF = 256,
+    OPT_TB,
+    OPT_TW,
+    OPT_TCOMM,
+    OPT_TOPT,
+    OPT_MULT,
+    OPT_WMEM,
+    OPT_ACTIONS,
+    OPT_WIDTH,
+    OPT_JSON,
+    OPT_TRACE,
+    OPT_ITERS,
+    OPT_UNIT
+};
 
 static int parse_args(struct sim_opts *o, int argc, char **argv)
 {
     static const struct option longopts[] = {
-        {"schedule", required_argument, NULL, 's'}, {"tf", required_argument, NULL, OPT_TF},
-        {"tb", required_argument, NULL, OPT_TB},     {"tw", required_argument, NULL, OPT_TW},
+        {"schedule", required_argument, NULL, 's'},
+        {"tf", required_argument, NULL, OPT_TF},
+        {"tb", required_argument, NULL, OPT_TB},
+        {"tw", required_argument, NULL, OPT_TW},
         {"tcomm", required_argument, NULL, OPT_TCOMM},
         {"topt", required_argument, NULL, OPT_TOPT},
         {"stage-mult", required_argument, NULL, OPT_MULT},
@@ -333,9 +348,18 @@ static void text_compare(FILE *f, const struct sim_case *cases, int n)
 
 int pps_cmd_sim(int argc, char **argv)
 {
-    struct sim_opts o = {.kinds = {PPS_SCHED_1F1B}, .n_kinds = 1, .p = 4, .m = 8, .v = 1,
-                         .tf = 1, .tb = 1, .tw = 1, .w_mem = 0.5, .width = default_width(),
-                         .iters = 1, .unit_ns = 1e6};
+    struct sim_opts o = {.kinds = {PPS_SCHED_1F1B},
+                         .n_kinds = 1,
+                         .p = 4,
+                         .m = 8,
+                         .v = 1,
+                         .tf = 1,
+                         .tb = 1,
+                         .tw = 1,
+                         .w_mem = 0.5,
+                         .width = default_width(),
+                         .iters = 1,
+                         .unit_ns = 1e6};
     struct sim_case cases[MAX_SCHEDULES];
     struct pps_sim_costs costs = {0};
     struct pps_err err = {0};
@@ -350,8 +374,10 @@ int pps_cmd_sim(int argc, char **argv)
         sc->kind = o.kinds[n];
         sc->v = sc->kind == PPS_SCHED_INTERLEAVED ? o.v : 1;
         if (sc->kind != PPS_SCHED_INTERLEAVED && o.v != 1 && o.n_kinds == 1) {
-            pps_err_set(&err, PPS_EINVAL, "%s runs one chunk per stage; -v applies to "
-                        "interleaved only", pps_sched_kind_name(sc->kind));
+            pps_err_set(&err, PPS_EINVAL,
+                        "%s runs one chunk per stage; -v applies to "
+                        "interleaved only",
+                        pps_sched_kind_name(sc->kind));
             goto fail;
         }
         struct pps_schedule init = PPS_SCHEDULE_INIT;
@@ -369,8 +395,8 @@ int pps_cmd_sim(int argc, char **argv)
                 snprintf(dir, sizeof(dir), "%s", o.trace);
             else
                 snprintf(dir, sizeof(dir), "%s/%s", o.trace, pps_sched_kind_name(cases[k].kind));
-            if (pps_sim_write_trace(dir, &cases[k].sched, &costs, &cases[k].res, o.iters,
-                                    o.unit_ns, &err))
+            if (pps_sim_write_trace(dir, &cases[k].sched, &costs, &cases[k].res, o.iters, o.unit_ns,
+                                    &err))
                 goto fail;
             if (!o.json)
                 fprintf(stderr, "ppscope sim: wrote %s\n", dir);

@@ -63,8 +63,9 @@ int pps_sim_text_timeline(FILE *f, const struct pps_schedule *sc, const struct p
         row[cols] = '\0';
         fprintf(f, "stage %-2d %s\n", s, row);
     }
-    fprintf(f, "         (one column = %g unit%s)  F forward  B input-grad  W weight-grad  "
-               "X fused B+W  O optimizer  . idle\n",
+    fprintf(f,
+            "         (one column = %g unit%s)  F forward  B input-grad  W weight-grad  "
+            "X fused B+W  O optimizer  . idle\n",
             unit, unit == 1 ? "" : "s");
     free(cover);
     free(row);

@@ -1,4 +1,5 @@
-/* sim_trace.c - `ppscope sim --trace`: a prediction stored as a run, readable like a measured one. */
+/* sim_trace.c - `ppscope sim --trace`: a prediction stored as a run, readable like a measured one.
+ */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,8 +56,8 @@ static int write_meta(struct pps_store_writer *w, const struct pps_schedule *sc,
 }
 
 int pps_sim_write_trace(const char *dir, const struct pps_schedule *sc,
-                        const struct pps_sim_costs *c, const struct pps_sim_result *res,
-                        int iters, double unit_ns, struct pps_err *err)
+                        const struct pps_sim_costs *c, const struct pps_sim_result *res, int iters,
+                        double unit_ns, struct pps_err *err)
 {
     struct pps_store_writer *w = NULL;
     size_t n = sc->start[sc->p], per_iter = n + (c->topt > 0 ? (size_t)sc->p : 0);

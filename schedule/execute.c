@@ -25,14 +25,14 @@ char *pps__action_str(const struct pps_action *a, int v, char *buf, size_t len)
 
 /* What a blocked stage is waiting for, for the deadlock message. */
 struct wait_note {
-    int op;      /* PPS_OP_F or PPS_OP_B */
-    int mb, vs;  /* the dependency */
+    int op;     /* PPS_OP_F or PPS_OP_B */
+    int mb, vs; /* the dependency */
 };
 
 struct exec {
     const struct pps_schedule *s;
     const struct pps_sim_costs *c;
-    int V; /* virtual stages p*v */
+    int V;                 /* virtual stages p*v */
     double *fdone, *bdone; /* [vs*m + mb]: end time, or -1 */
     int *fwait, *bwait;    /* [vs*m + mb]: the stage waiting across stages, or -1 */
     size_t *pos;
@@ -164,11 +164,10 @@ static int deadlock(struct exec *e, struct pps_sched_fault *fault, struct pps_er
                          w->vs / sc->p);
             else
                 snprintf(dep, sizeof(dep), "%s%d", w->op == PPS_OP_F ? "F" : "B/BW", w->mb);
-            used += (size_t)snprintf(msg + used, sizeof(msg) - used,
-                                     "%s stage %d at step %zu (%s) waits for %s of stage %d",
-                                     named ? ";" : "", s, e->pos[s],
-                                     pps__action_str(a, sc->v, what, sizeof(what)), dep,
-                                     w->vs % sc->p);
+            used += (size_t)snprintf(
+                msg + used, sizeof(msg) - used,
+                "%s stage %d at step %zu (%s) waits for %s of stage %d", named ? ";" : "", s,
+                e->pos[s], pps__action_str(a, sc->v, what, sizeof(what)), dep, w->vs % sc->p);
             named++;
         }
     }

@@ -114,8 +114,8 @@ static int zb_pick(const struct pps_schedule *s, int h2, int i, long t, struct z
     int live_cap = h2 ? 2 * p - 1 : p;
     int b_ready = z->nb < z->nf && fend[(size_t)i * m + z->nb] <= t &&
                   (i == p - 1 || bend[(size_t)(i + 1) * m + z->nb] <= t);
-    int f_ready = z->nf < m && (i == 0 || fend[(size_t)(i - 1) * m + z->nf] <= t) &&
-                  z->nf - z->nw < live_cap;
+    int f_ready =
+        z->nf < m && (i == 0 || fend[(size_t)(i - 1) * m + z->nf] <= t) && z->nf - z->nw < live_cap;
     int w_forced = z->nf < m && z->nf - z->nw >= live_cap;
     int w_ok = z->nw < z->nb;
     if (!h2) {

@@ -5,8 +5,11 @@
 #include "schedule.h"
 
 static const char *const kind_names[PPS_SCHED_KIND_COUNT] = {
-    [PPS_SCHED_GPIPE] = "gpipe", [PPS_SCHED_1F1B] = "1f1b", [PPS_SCHED_INTERLEAVED] = "interleaved",
-    [PPS_SCHED_ZB_H1] = "zb-h1", [PPS_SCHED_ZB_H2] = "zb-h2",
+    [PPS_SCHED_GPIPE] = "gpipe",
+    [PPS_SCHED_1F1B] = "1f1b",
+    [PPS_SCHED_INTERLEAVED] = "interleaved",
+    [PPS_SCHED_ZB_H1] = "zb-h1",
+    [PPS_SCHED_ZB_H2] = "zb-h2",
 };
 
 const char *pps_sched_kind_name(int kind)
@@ -43,8 +46,8 @@ int pps_schedule_check_params(int kind, int p, int m, int v, struct pps_err *err
     if (kind < 0 || kind >= PPS_SCHED_KIND_COUNT)
         return pps_err_set(err, PPS_EINVAL, "unknown schedule kind %d", kind);
     if (p < 1 || p > MAX_P)
-        return pps_err_set(err, PPS_EINVAL, "%s needs 1 <= p <= %d stages, got p=%d", name,
-                           MAX_P, p);
+        return pps_err_set(err, PPS_EINVAL, "%s needs 1 <= p <= %d stages, got p=%d", name, MAX_P,
+                           p);
     if (m < 1 || m > MAX_M)
         return pps_err_set(err, PPS_EINVAL, "%s needs 1 <= m <= %d microbatches, got m=%d", name,
                            MAX_M, m);

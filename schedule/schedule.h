@@ -58,7 +58,10 @@ struct pps_schedule {
     size_t *start; /* p + 1 offsets into actions */
 };
 
-#define PPS_SCHEDULE_INIT {-1, 0, 0, 0, NULL, NULL}
+#define PPS_SCHEDULE_INIT                                                                          \
+    {                                                                                              \
+        -1, 0, 0, 0, NULL, NULL                                                                    \
+    }
 
 /* Name <-> kind: "gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2". Parse returns -1 if unknown. */
 const char *pps_sched_kind_name(int kind);
@@ -153,13 +156,13 @@ struct pps_sim_span {
 
 struct pps_sim_result {
     int p;
-    double makespan;      /* one iteration, optimizer step included */
-    double bubble;        /* sum of idle / (p * makespan) */
-    double steady_period; /* iteration time when iterations run back to back, no barrier */
-    double steady_bubble; /* 1 - busy / (p * steady_period) */
-    double *busy;         /* p entries: compute time (F, B, W, BW, optimizer) per stage */
-    double *idle;         /* p entries: makespan - busy */
-    double *peak_act;     /* p entries: peak live activations, see the memory model */
+    double makespan;            /* one iteration, optimizer step included */
+    double bubble;              /* sum of idle / (p * makespan) */
+    double steady_period;       /* iteration time when iterations run back to back, no barrier */
+    double steady_bubble;       /* 1 - busy / (p * steady_period) */
+    double *busy;               /* p entries: compute time (F, B, W, BW, optimizer) per stage */
+    double *idle;               /* p entries: makespan - busy */
+    double *peak_act;           /* p entries: peak live activations, see the memory model */
     struct pps_sim_span *spans; /* one per action, same indexing as sched->actions */
 };
 

@@ -66,8 +66,8 @@ static int check_costs(const struct pps_schedule *s, const struct pps_sim_costs 
     for (int k = 0; k < s->p; k++)
         if (!finite_nonneg(c->tf[k]) || !finite_nonneg(c->tb[k]) || !finite_nonneg(c->tw[k]))
             return pps_err_set(err, PPS_EINVAL,
-                               "stage %d: op costs must be finite and >= 0 (tf=%g tb=%g tw=%g)",
-                               k, c->tf[k], c->tb[k], c->tw[k]);
+                               "stage %d: op costs must be finite and >= 0 (tf=%g tb=%g tw=%g)", k,
+                               c->tf[k], c->tb[k], c->tw[k]);
     if (!finite_nonneg(c->tcomm) || !finite_nonneg(c->topt))
         return pps_err_set(err, PPS_EINVAL, "tcomm and topt must be finite and >= 0");
     if (!(c->w_mem >= 0 && c->w_mem <= 1))
@@ -114,8 +114,8 @@ static double max_of(const double *x, int n)
  * (the timeline of a max-plus system becomes periodic); if they never do within the budget, the
  * mean period over the second half of the run.
  */
-static int steady_period(const struct pps_schedule *sc, const struct pps_sim_costs *c,
-                         double *end, double *period, struct pps_err *err)
+static int steady_period(const struct pps_schedule *sc, const struct pps_sim_costs *c, double *end,
+                         double *period, struct pps_err *err)
 {
     enum { MAX_ITERS = 48 };
     int p = sc->p, rc = 0, stable = 0;
@@ -192,8 +192,7 @@ int pps_simulate(const struct pps_schedule *sched, const struct pps_sim_costs *c
     rc = steady_period(sched, costs, end, &res->steady_period, err);
     if (rc)
         goto out;
-    res->steady_bubble =
-        res->steady_period > 0 ? 1.0 - busy_sum / (p * res->steady_period) : 0.0;
+    res->steady_bubble = res->steady_period > 0 ? 1.0 - busy_sum / (p * res->steady_period) : 0.0;
     if (res->steady_bubble < 0 && res->steady_bubble > -1e-12)
         res->steady_bubble = 0;
 out:

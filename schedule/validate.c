@@ -14,8 +14,7 @@
 /* What a stage has seen of one (chunk, microbatch). */
 enum { SEEN_F = 1, SEEN_B = 2, SEEN_W = 4, SEEN_BW = 8 };
 
-static int fault_at(struct pps_sched_fault *fault, int stage, long pos,
-                    const struct pps_action *a)
+static int fault_at(struct pps_sched_fault *fault, int stage, long pos, const struct pps_action *a)
 {
     if (fault) {
         fault->stage = stage;
@@ -98,8 +97,8 @@ static int check_stage(const struct pps_schedule *sc, int s, unsigned char *seen
             if (what) {
                 fault_at(fault, s, -1, &a);
                 return pps_err_set(err, PPS_ESCHEDULE,
-                                   "stage %d: microbatch %d (chunk %d) is missing %s (%s)", s, j,
-                                   c, what, pps__action_str(&a, sc->v, str, sizeof(str)));
+                                   "stage %d: microbatch %d (chunk %d) is missing %s (%s)", s, j, c,
+                                   what, pps__action_str(&a, sc->v, str, sizeof(str)));
             }
         }
     }

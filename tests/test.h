@@ -21,54 +21,57 @@ struct test_case {
     void (*fn)(void);
 };
 
-#define TEST(fn) {#fn, fn}
+#define TEST(fn)                                                                                   \
+    {                                                                                              \
+#fn, fn                                                                                    \
+    }
 
 static int test_failures_;
 static int test_skipped_;
 
-#define CHECK(cond)                                                                              \
-    do {                                                                                         \
-        if (!(cond)) {                                                                           \
-            fprintf(stderr, "  %s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond);           \
-            test_failures_++;                                                                    \
-        }                                                                                        \
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "  %s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond);             \
+            test_failures_++;                                                                      \
+        }                                                                                          \
     } while (0)
 
-#define CHECK_EQ_INT(a, b)                                                                       \
-    do {                                                                                         \
-        long long a_ = (long long)(a), b_ = (long long)(b);                                      \
-        if (a_ != b_) {                                                                          \
-            fprintf(stderr, "  %s:%d: %s == %lld, expected %s == %lld\n", __FILE__, __LINE__,    \
-                    #a, a_, #b, b_);                                                             \
-            test_failures_++;                                                                    \
-        }                                                                                        \
+#define CHECK_EQ_INT(a, b)                                                                         \
+    do {                                                                                           \
+        long long a_ = (long long)(a), b_ = (long long)(b);                                        \
+        if (a_ != b_) {                                                                            \
+            fprintf(stderr, "  %s:%d: %s == %lld, expected %s == %lld\n", __FILE__, __LINE__, #a,  \
+                    a_, #b, b_);                                                                   \
+            test_failures_++;                                                                      \
+        }                                                                                          \
     } while (0)
 
-#define CHECK_NEAR(a, b, tol)                                                                    \
-    do {                                                                                         \
-        double a_ = (double)(a), b_ = (double)(b);                                               \
-        if (!(fabs(a_ - b_) <= (tol))) {                                                         \
-            fprintf(stderr, "  %s:%d: %s == %.9g, expected %.9g (tolerance %g)\n", __FILE__,     \
-                    __LINE__, #a, a_, b_, (double)(tol));                                        \
-            test_failures_++;                                                                    \
-        }                                                                                        \
+#define CHECK_NEAR(a, b, tol)                                                                      \
+    do {                                                                                           \
+        double a_ = (double)(a), b_ = (double)(b);                                                 \
+        if (!(fabs(a_ - b_) <= (tol))) {                                                           \
+            fprintf(stderr, "  %s:%d: %s == %.9g, expected %.9g (tolerance %g)\n", __FILE__,       \
+                    __LINE__, #a, a_, b_, (double)(tol));                                          \
+            test_failures_++;                                                                      \
+        }                                                                                          \
     } while (0)
 
-#define CHECK_STR_CONTAINS(hay, needle)                                                          \
-    do {                                                                                         \
-        const char *h_ = (hay), *n_ = (needle);                                                  \
-        if (!h_ || !strstr(h_, n_)) {                                                            \
-            fprintf(stderr, "  %s:%d: \"%s\" does not contain \"%s\"\n", __FILE__, __LINE__,      \
-                    h_ ? h_ : "(null)", n_);                                                     \
-            test_failures_++;                                                                    \
-        }                                                                                        \
+#define CHECK_STR_CONTAINS(hay, needle)                                                            \
+    do {                                                                                           \
+        const char *h_ = (hay), *n_ = (needle);                                                    \
+        if (!h_ || !strstr(h_, n_)) {                                                              \
+            fprintf(stderr, "  %s:%d: \"%s\" does not contain \"%s\"\n", __FILE__, __LINE__,       \
+                    h_ ? h_ : "(null)", n_);                                                       \
+            test_failures_++;                                                                      \
+        }                                                                                          \
     } while (0)
 
-#define TEST_SKIP(why)                                                                           \
-    do {                                                                                         \
-        fprintf(stderr, "  skipped: %s\n", why);                                                 \
-        test_skipped_++;                                                                         \
-        return;                                                                                  \
+#define TEST_SKIP(why)                                                                             \
+    do {                                                                                           \
+        fprintf(stderr, "  skipped: %s\n", why);                                                   \
+        test_skipped_++;                                                                           \
+        return;                                                                                    \
     } while (0)
 
 static inline int test_main(const struct test_case *cases, int argc, char **argv)

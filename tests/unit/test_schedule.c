@@ -143,7 +143,7 @@ static void test_deadlock_is_caught_and_named(void)
     struct pps_schedule s = PPS_SCHEDULE_INIT;
     CHECK_EQ_INT(pps_schedule_alloc(&s, 2, 2, 1, 8), 0);
     const struct pps_action a[8] = {
-        {PPS_OP_F, 0, 0}, {PPS_OP_BW, 0, 0}, {PPS_OP_F, 0, 1}, {PPS_OP_BW, 0, 1},
+        {PPS_OP_F, 0, 0}, {PPS_OP_BW, 0, 0}, {PPS_OP_F, 0, 1},  {PPS_OP_BW, 0, 1},
         {PPS_OP_F, 0, 1}, {PPS_OP_F, 0, 0},  {PPS_OP_BW, 0, 0}, {PPS_OP_BW, 0, 1},
     };
     for (int k = 0; k < 8; k++)
@@ -187,14 +187,10 @@ static void test_format_truncates_like_snprintf(void)
 }
 
 static const struct test_case cases[] = {
-    TEST(test_sweep_every_schedule_is_valid),
-    TEST(test_params_name_the_constraint),
-    TEST(test_backward_before_forward_is_caught),
-    TEST(test_w_before_b_and_duplicates_are_caught),
-    TEST(test_missing_and_out_of_range_are_caught),
-    TEST(test_deadlock_is_caught_and_named),
-    TEST(test_format_truncates_like_snprintf),
-    {NULL, NULL},
+    TEST(test_sweep_every_schedule_is_valid),       TEST(test_params_name_the_constraint),
+    TEST(test_backward_before_forward_is_caught),   TEST(test_w_before_b_and_duplicates_are_caught),
+    TEST(test_missing_and_out_of_range_are_caught), TEST(test_deadlock_is_caught_and_named),
+    TEST(test_format_truncates_like_snprintf),      {NULL, NULL},
 };
 
 int main(int argc, char **argv)
