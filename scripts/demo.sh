@@ -1,6 +1,6 @@
 #!/bin/sh
-# The main job, for now: simulate 1F1B against ZB-H1 on a 4-stage pipeline with a heavier last
-# stage (the LM head), store both predictions as runs, and report one of them like a measured run.
+# The main job, for now: simulate 1F1B against ZB-H1 and ZB-H2 on a 4-stage pipeline,
+# store each prediction as a run, and report one of them like a measured run.
 set -eu
 ppscope=${1:-build/ppscope}
 out=${PPS_DEMO_DIR:-out/demo}

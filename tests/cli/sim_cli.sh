@@ -67,7 +67,7 @@ grep -q '^zb-h1 .* 0.33x' "$tmp/text" && ok || bad "comparison lacks ZB-H1 at 0.
 expect_exit 2 "unknown schedule 'zb-h3'" -- sim --schedule zb-h3
 expect_exit 2 "needs a positive integer" -- sim -p 0
 expect_exit 2 "multiple of p" -- sim --schedule interleaved -p 4 -m 6 -v 2
-expect_exit 2 "only interleaved" -- sim --schedule zb-h1 -v 2
+expect_exit 2 "applies to interleaved only" -- sim --schedule zb-h1 -v 2
 expect_exit 2 "needs a number" -- sim --tf abc
 expect_exit 2 "unknown option" -- sim --frobnicate
 expect_exit 2 "4 positive numbers" -- sim --stage-mult 1,2

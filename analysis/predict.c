@@ -1,0 +1,183 @@
+/*
+ * predict.c - what the run should have done: its mean measured op costs per stage, and the
+ * simulator's timeline for its schedule with those costs.
+ *
+ * A span of a chunk's op covers 1/v of the stage's layers, and the simulator takes costs per
+ * microbatch through the whole stage, so a mean op duration is multiplied by v. The prediction
+ * assumes every microbatch costs the mean: what the run loses to variation, communication that
+ * the costs do not include, or stalls shows up as measured bubble above the predicted one.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis_int.h"
+
+/* Sums and counts of one stage's compute spans by kind. */
+struct op_sums {
+    double sum[PPS_SPAN_KIND_COUNT];
+    long n[PPS_SPAN_KIND_COUNT];
+};
+
+static double mean(const struct op_sums *o, int kind)
+{
+    return o->n[kind] ? o->sum[kind] / (double)o->n[kind] : 0.0;
+}
+
+int pps__analysis_costs(const struct pps_run *run, struct pps_report *rep, struct pps_err *err)
+{
+    size_t n = rep->n_stages ? (size_t)rep->n_stages : 1;
+    double opt_sum = 0;
+    long opt_n = 0;
+    const char *tcomm;
+
+    rep->tf_ns = calloc(n, sizeof(double));
+    rep->tb_ns = calloc(n, sizeof(double));
+    rep->tw_ns = calloc(n, sizeof(double));
+    if (!rep->tf_ns || !rep->tb_ns || !rep->tw_ns)
+        return pps_err_set(err, PPS_ENOMEM, "out of memory for the op costs");
+    for (int s = 0; s < rep->n_stages; s++) {
+        struct op_sums o;
+
+        memset(&o, 0, sizeof(o));
+        for (size_t i = 0; i < run->stages[s].n; i++) {
+            const struct pps_span *sp = &run->stages[s].spans[i];
+
+            if (sp->kind >= PPS_SPAN_KIND_COUNT || !pps_span_kind_is_compute(sp->kind))
+                continue;
+            o.sum[sp->kind] += sp->end_ns > sp->start_ns ? (double)(sp->end_ns - sp->start_ns) : 0;
+            o.n[sp->kind]++;
+        }
+        rep->tf_ns[s] = mean(&o, PPS_SPAN_F) * rep->v;
+        if (o.n[PPS_SPAN_B] == 0 && o.n[PPS_SPAN_BW] > 0) {
+            rep->tb_ns[s] = mean(&o, PPS_SPAN_BW) * rep->v;
+            rep->tw_ns[s] = 0;
+            rep->fused_bw = 1;
+        } else {
+            rep->tb_ns[s] = mean(&o, PPS_SPAN_B) * rep->v;
+            rep->tw_ns[s] = mean(&o, PPS_SPAN_W) * rep->v;
+        }
+        opt_sum += o.sum[PPS_SPAN_OPT];
+        opt_n += o.n[PPS_SPAN_OPT];
+    }
+    rep->topt_ns = opt_n ? opt_sum / (double)opt_n : 0.0;
+
+    /* Until the tracer measures the links, a run may state its communication cost in meta. */
+    rep->tcomm_ns = 0;
+    tcomm = pps_run_meta(run, "tcomm_ns");
+    if (tcomm) {
+        char *end;
+        double t = strtod(tcomm, &end);
+
+        if (end != tcomm && *end == '\0' && isfinite(t) && t >= 0)
+            rep->tcomm_ns = t;
+        else
+            rep->tcomm_ns = NAN; /* predict() says why there is no prediction */
+    }
+    return 0;
+}
+
+/* Notes may quote another module's error message; a long one is cut, not an error. */
+static void set_note(char *note, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void set_note(char *note, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(note, len, fmt, ap);
+    va_end(ap);
+}
+
+/* The reason there is no prediction, or "" when the run can be simulated. */
+static void check_predictable(const struct pps_run *run, const struct pps_report *rep, char *note,
+                              size_t len)
+{
+    struct pps_err perr = {0, ""};
+
+    note[0] = '\0';
+    if (!run->schedule || !run->schedule[0]) {
+        snprintf(note, len, "the run does not name its schedule");
+    } else if (rep->sched_kind < 0) {
+        snprintf(note, len, "schedule '%s' is not one this ppscope can simulate", run->schedule);
+    } else if (rep->p < 1 || rep->m < 1) {
+        snprintf(note, len, "the run does not record p and m");
+    } else if (rep->n_stages != rep->p) {
+        snprintf(note, len, "the run has spans on %d stages but p = %d", rep->n_stages, rep->p);
+    } else if (isnan(rep->tcomm_ns)) {
+        snprintf(note, len, "meta tcomm_ns = '%s' is not a duration in ns",
+                 pps_run_meta(run, "tcomm_ns"));
+    } else if (pps_schedule_check_params(rep->sched_kind, rep->p, rep->m, rep->v, &perr) < 0) {
+        set_note(note, len, "%s", perr.msg);
+    } else {
+        for (int s = 0; s < rep->n_stages; s++) {
+            if (rep->tf_ns[s] <= 0 || rep->tb_ns[s] <= 0) {
+                snprintf(note, len, "stage %d has no measured %s to take its costs from", s,
+                         rep->tf_ns[s] <= 0 ? "F" : "B or BW");
+                break;
+            }
+        }
+    }
+}
+
+int pps__analysis_predict(const struct pps_run *run, struct pps_report *rep, struct pps_err *err)
+{
+    struct pps_schedule sched = PPS_SCHEDULE_INIT;
+    struct pps_sim_costs costs;
+    struct pps_err perr = {0, ""};
+    int have_costs = 0;
+    int ret = 0, rc;
+
+    memset(&costs, 0, sizeof(costs));
+    rep->have_prediction = 0;
+    check_predictable(run, rep, rep->prediction_note, sizeof(rep->prediction_note));
+    if (rep->prediction_note[0])
+        goto out;
+
+    rc = pps_schedule_generate(&sched, rep->sched_kind, rep->p, rep->m, rep->v, &perr);
+    if (rc == PPS_ENOMEM) {
+        ret = pps_err_set(err, rc, "%s", perr.msg);
+        goto out;
+    }
+    if (rc < 0) {
+        set_note(rep->prediction_note, sizeof(rep->prediction_note), "%s", perr.msg);
+        goto out;
+    }
+    rc = pps_sim_costs_init(&costs, rep->p, 1.0, 1.0, 1.0);
+    if (rc < 0) {
+        ret = pps_err_set(err, PPS_ENOMEM, "out of memory for the simulator's costs");
+        goto out;
+    }
+    have_costs = 1;
+    for (int s = 0; s < rep->p; s++) {
+        costs.tf[s] = rep->tf_ns[s];
+        costs.tb[s] = rep->tb_ns[s];
+        costs.tw[s] = rep->tw_ns[s];
+    }
+    costs.tcomm = rep->tcomm_ns;
+    costs.topt = rep->topt_ns;
+    costs.w_mem = 0.5;
+
+    rc = pps_simulate(&sched, &costs, &rep->pred, &perr);
+    if (rc == PPS_ENOMEM) {
+        ret = pps_err_set(err, rc, "%s", perr.msg);
+        goto out;
+    }
+    if (rc < 0) {
+        set_note(rep->prediction_note, sizeof(rep->prediction_note), "the simulator: %s", perr.msg);
+        goto out;
+    }
+    rep->have_prediction = 1;
+out:
+    if (!rep->have_prediction) {
+        pps_sim_result_release(&rep->pred);
+        memset(&rep->pred, 0, sizeof(rep->pred));
+    }
+    if (have_costs)
+        pps_sim_costs_release(&costs);
+    pps_schedule_release(&sched);
+    return ret;
+}

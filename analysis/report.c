@@ -1,0 +1,362 @@
+/*
+ * report.c - measures a loaded run: the iteration windows, each stage's busy time by kind, idle,
+ * wait and the bubble, per iteration and over the run. The costs and the prediction come from
+ * predict.c, the verdict from verdict.c.
+ *
+ * Each stage's spans are swept once per window. Spans are sorted by start, so every kind's
+ * union (and the union of all compute kinds) is one running "covered up to" mark: overlapping
+ * spans are counted once. The first span that can reach into a window is found by binary search
+ * over the running maximum of ends, so a long span that started early is not missed and a run
+ * with many iterations is not swept from the beginning for each one.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis_int.h"
+
+struct stage_index {
+    const struct pps_span *spans; /* sorted by start, then end */
+    size_t n;
+    struct pps_span *sorted; /* our copy when the run's spans were out of order, else NULL */
+    int64_t *max_end;        /* max_end[i]: the latest end among spans[0..i] */
+};
+
+static int span_cmp(const void *a, const void *b)
+{
+    const struct pps_span *x = a, *y = b;
+
+    if (x->start_ns != y->start_ns)
+        return x->start_ns < y->start_ns ? -1 : 1;
+    if (x->end_ns != y->end_ns)
+        return x->end_ns < y->end_ns ? -1 : 1;
+    return 0;
+}
+
+static int int32_cmp(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+
+    return (x > y) - (x < y);
+}
+
+static int64_t max64(int64_t a, int64_t b)
+{
+    return a > b ? a : b;
+}
+
+static int64_t min64(int64_t a, int64_t b)
+{
+    return a < b ? a : b;
+}
+
+/* The storage reader sorts spans; a run built some other way may not, and the sweep needs it. */
+static int index_stage(const struct pps_stage_spans *ss, struct stage_index *ix,
+                       struct pps_err *err)
+{
+    int sorted = 1;
+
+    ix->spans = ss->spans;
+    ix->n = ss->spans ? ss->n : 0;
+    if (ix->n == 0)
+        return 0;
+    for (size_t i = 1; i < ix->n && sorted; i++)
+        sorted = span_cmp(&ix->spans[i - 1], &ix->spans[i]) <= 0;
+    if (!sorted) {
+        ix->sorted = malloc(ix->n * sizeof(*ix->sorted));
+        if (!ix->sorted)
+            return pps_err_set(err, PPS_ENOMEM, "out of memory sorting %zu spans", ix->n);
+        memcpy(ix->sorted, ix->spans, ix->n * sizeof(*ix->sorted));
+        qsort(ix->sorted, ix->n, sizeof(*ix->sorted), span_cmp);
+        ix->spans = ix->sorted;
+    }
+    ix->max_end = malloc(ix->n * sizeof(*ix->max_end));
+    if (!ix->max_end)
+        return pps_err_set(err, PPS_ENOMEM, "out of memory indexing %zu spans", ix->n);
+    for (size_t i = 0; i < ix->n; i++)
+        ix->max_end[i] = i ? max64(ix->max_end[i - 1], ix->spans[i].end_ns) : ix->spans[i].end_ns;
+    return 0;
+}
+
+/* The first span whose end (or an earlier span's) lies after t: nothing before it reaches t. */
+static size_t first_reaching(const struct stage_index *ix, int64_t t)
+{
+    size_t lo = 0, hi = ix->n;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ix->max_end[mid] > t)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
+/* Busy time by kind, compute and idle of one stage inside [t0, t1). */
+static void measure_stage(const struct stage_index *ix, int64_t t0, int64_t t1,
+                          struct pps_stage_stats *st)
+{
+    int64_t covered[PPS_SPAN_KIND_COUNT], busy[PPS_SPAN_KIND_COUNT] = {0};
+    int64_t covered_compute = t0, compute = 0;
+    int64_t window = t1 - t0;
+
+    for (int k = 0; k < PPS_SPAN_KIND_COUNT; k++)
+        covered[k] = t0;
+    for (size_t i = first_reaching(ix, t0); i < ix->n && ix->spans[i].start_ns < t1; i++) {
+        const struct pps_span *s = &ix->spans[i];
+        int64_t a = max64(s->start_ns, t0), b = min64(s->end_ns, t1);
+        int k = s->kind;
+
+        if (b <= a || k >= PPS_SPAN_KIND_COUNT)
+            continue;
+        if (b > covered[k]) {
+            busy[k] += b - max64(a, covered[k]);
+            covered[k] = b;
+        }
+        if (pps_span_kind_is_compute(k) && b > covered_compute) {
+            compute += b - max64(a, covered_compute);
+            covered_compute = b;
+        }
+    }
+    for (int k = 0; k < PPS_SPAN_KIND_COUNT; k++)
+        st->busy_ns[k] = (double)busy[k];
+    st->compute_ns = (double)compute;
+    st->idle_ns = (double)(window - compute);
+    st->wait_ns = st->busy_ns[PPS_SPAN_WAIT];
+    st->idle_frac = window > 0 ? st->idle_ns / (double)window : 0.0;
+}
+
+/*
+ * The distinct iteration labels of run, sorted, into *out (NULL when there are none), and how
+ * many spans carry none.
+ */
+static int collect_iters(const struct pps_run *run, int32_t **out, int *n_out, size_t *n_unlabelled,
+                         struct pps_err *err)
+{
+    int32_t *iters = NULL;
+    size_t n = 0, n_all = 0, n_distinct = 0;
+    int ret = 0;
+
+    *out = NULL;
+    *n_out = 0;
+    for (int s = 0; s < run->n_stages; s++) {
+        for (size_t i = 0; i < run->stages[s].n; i++)
+            n += run->stages[s].spans[i].iter >= 0;
+        n_all += run->stages[s].n;
+    }
+    *n_unlabelled = n_all - n;
+    if (n == 0)
+        goto out;
+    iters = malloc(n * sizeof(*iters));
+    if (!iters) {
+        ret = pps_err_set(err, PPS_ENOMEM, "out of memory listing iterations of %zu spans", n);
+        goto out;
+    }
+    n = 0;
+    for (int s = 0; s < run->n_stages; s++)
+        for (size_t i = 0; i < run->stages[s].n; i++)
+            if (run->stages[s].spans[i].iter >= 0)
+                iters[n++] = run->stages[s].spans[i].iter;
+    qsort(iters, n, sizeof(*iters), int32_cmp);
+    for (size_t i = 0; i < n; i++)
+        if (i == 0 || iters[i] != iters[n_distinct - 1])
+            iters[n_distinct++] = iters[i];
+    *out = iters;
+    *n_out = (int)n_distinct;
+    iters = NULL;
+out:
+    free(iters);
+    return ret;
+}
+
+static int iter_slot(const int32_t *iters, int n, int32_t iter)
+{
+    const int32_t *hit = bsearch(&iter, iters, (size_t)n, sizeof(*iters), int32_cmp);
+
+    return hit ? (int)(hit - iters) : -1;
+}
+
+/* Windows and op counts from the labelled spans, then each stage's sweep of each window. */
+static void measure_iters(const struct pps_run *run, const struct stage_index *ix,
+                          const int32_t *labels, struct pps_report *rep)
+{
+    for (int it = 0; it < rep->n_iters; it++) {
+        rep->iters[it].t0 = INT64_MAX;
+        rep->iters[it].t1 = INT64_MIN;
+    }
+    for (int s = 0; s < rep->n_stages; s++) {
+        for (size_t i = 0; i < run->stages[s].n; i++) {
+            const struct pps_span *sp = &run->stages[s].spans[i];
+            int it = sp->iter >= 0 ? iter_slot(labels, rep->n_iters, sp->iter) : -1;
+
+            if (it < 0)
+                continue;
+            rep->iters[it].t0 = min64(rep->iters[it].t0, sp->start_ns);
+            rep->iters[it].t1 = max64(rep->iters[it].t1, max64(sp->start_ns, sp->end_ns));
+            if (sp->kind < PPS_SPAN_KIND_COUNT)
+                rep->iters[it].stages[s].n_ops[sp->kind]++;
+        }
+    }
+    for (int it = 0; it < rep->n_iters; it++) {
+        struct pps_iter_stats *is = &rep->iters[it];
+        double idle = 0;
+
+        is->window_ns = (double)(is->t1 - is->t0);
+        for (int s = 0; s < rep->n_stages; s++) {
+            measure_stage(&ix[s], is->t0, is->t1, &is->stages[s]);
+            idle += is->stages[s].idle_ns;
+        }
+        is->bubble = is->window_ns > 0 ? idle / ((double)rep->n_stages * is->window_ns) : 0.0;
+    }
+}
+
+/* Per-stage totals over the iterations, and the run's bubble as the mean of theirs. */
+static void sum_iters(struct pps_report *rep)
+{
+    double bubble_sum = 0;
+    int n_windows = 0;
+
+    for (int it = 0; it < rep->n_iters; it++) {
+        const struct pps_iter_stats *is = &rep->iters[it];
+
+        rep->total_window_ns += is->window_ns;
+        if (is->window_ns > 0) {
+            bubble_sum += is->bubble;
+            n_windows++;
+        }
+        for (int s = 0; s < rep->n_stages; s++) {
+            struct pps_stage_stats *t = &rep->total[s];
+            const struct pps_stage_stats *x = &is->stages[s];
+
+            for (int k = 0; k < PPS_SPAN_KIND_COUNT; k++) {
+                t->busy_ns[k] += x->busy_ns[k];
+                t->n_ops[k] += x->n_ops[k];
+            }
+            t->compute_ns += x->compute_ns;
+            t->idle_ns += x->idle_ns;
+            t->wait_ns += x->wait_ns;
+        }
+    }
+    for (int s = 0; s < rep->n_stages; s++)
+        rep->total[s].idle_frac =
+            rep->total_window_ns > 0 ? rep->total[s].idle_ns / rep->total_window_ns : 0.0;
+    rep->bubble = n_windows ? bubble_sum / n_windows : NAN;
+}
+
+/* The run's parameters, the theory, and the arrays the measurement fills. */
+static int report_init(const struct pps_run *run, int n_iters, const int32_t *labels,
+                       struct pps_report *rep, struct pps_err *err)
+{
+    rep->p = run->p > 0 ? run->p : 0;
+    rep->m = run->m > 0 ? run->m : 0;
+    rep->v = run->v > 0 ? run->v : 1;
+    rep->sched_kind = run->schedule ? pps_sched_kind_parse(run->schedule) : -1;
+    rep->complete = run->complete;
+    for (size_t i = 0; i < run->n_metrics; i++)
+        if (run->metrics[i].dropped > 0)
+            rep->dropped += run->metrics[i].dropped;
+    rep->bubble = NAN;
+    rep->bubble_quoted = NAN;
+    rep->bubble_exact = NAN;
+    if (rep->p >= 1 && rep->m >= 1) {
+        rep->bubble_quoted = pps_bubble_quoted(rep->p, rep->m);
+        rep->bubble_exact = pps_bubble_exact(rep->p, rep->m, rep->v);
+    }
+
+    rep->n_stages = run->n_stages > 0 ? run->n_stages : 0;
+    rep->total = calloc(rep->n_stages ? (size_t)rep->n_stages : 1, sizeof(*rep->total));
+    rep->iters = calloc(n_iters ? (size_t)n_iters : 1, sizeof(*rep->iters));
+    if (!rep->total || !rep->iters)
+        return pps_err_set(err, PPS_ENOMEM, "out of memory for the report");
+    for (int s = 0; s < rep->n_stages; s++)
+        rep->total[s].stage = s;
+    for (int it = 0; it < n_iters; it++) {
+        struct pps_iter_stats *is = &rep->iters[it];
+
+        is->iter = labels[it];
+        is->n_stages = rep->n_stages;
+        is->stages = calloc(rep->n_stages ? (size_t)rep->n_stages : 1, sizeof(*is->stages));
+        if (!is->stages)
+            return pps_err_set(err, PPS_ENOMEM, "out of memory for %d iterations", n_iters);
+        rep->n_iters = it + 1;
+        for (int s = 0; s < rep->n_stages; s++)
+            is->stages[s].stage = s;
+    }
+    return 0;
+}
+
+int pps_analysis_report(const struct pps_run *run, struct pps_report **out, struct pps_err *err)
+{
+    struct pps_report *rep = NULL;
+    struct stage_index *ix = NULL;
+    int32_t *labels = NULL;
+    int n_labels = 0, n_ix = 0;
+    int ret = 0;
+
+    if (out)
+        *out = NULL;
+    if (!run || !out) {
+        ret = pps_err_set(err, PPS_EINVAL, "no run to analyse");
+        goto out;
+    }
+    rep = calloc(1, sizeof(*rep));
+    if (!rep) {
+        ret = pps_err_set(err, PPS_ENOMEM, "out of memory for the report");
+        goto out;
+    }
+    ret = collect_iters(run, &labels, &n_labels, &rep->n_unlabelled, err);
+    if (ret < 0)
+        goto out;
+    ret = report_init(run, n_labels, labels, rep, err);
+    if (ret < 0)
+        goto out;
+
+    ix = calloc(rep->n_stages ? (size_t)rep->n_stages : 1, sizeof(*ix));
+    if (!ix) {
+        ret = pps_err_set(err, PPS_ENOMEM, "out of memory indexing %d stages", rep->n_stages);
+        goto out;
+    }
+    for (n_ix = 0; n_ix < rep->n_stages; n_ix++) {
+        ret = index_stage(&run->stages[n_ix], &ix[n_ix], err);
+        if (ret < 0) {
+            n_ix++;
+            goto out;
+        }
+    }
+    measure_iters(run, ix, labels, rep);
+    sum_iters(rep);
+
+    ret = pps__analysis_costs(run, rep, err);
+    if (ret < 0)
+        goto out;
+    ret = pps__analysis_predict(run, rep, err);
+    if (ret < 0)
+        goto out;
+    *out = rep;
+    rep = NULL;
+out:
+    for (int s = 0; s < n_ix; s++) {
+        free(ix[s].sorted);
+        free(ix[s].max_end);
+    }
+    free(ix);
+    free(labels);
+    pps_report_free(rep);
+    return ret;
+}
+
+void pps_report_free(struct pps_report *rep)
+{
+    if (!rep)
+        return;
+    for (int it = 0; it < rep->n_iters; it++)
+        free(rep->iters[it].stages);
+    free(rep->iters);
+    free(rep->total);
+    free(rep->tf_ns);
+    free(rep->tb_ns);
+    free(rep->tw_ns);
+    pps_sim_result_release(&rep->pred);
+    free(rep);
+}

@@ -1,0 +1,368 @@
+/*
+ * cmd_report.c - `ppscope report RUN [--json]`: each stage's busy, idle and waiting time in a
+ * run, the measured bubble beside the theory and the simulator's prediction, and one line that
+ * says what the difference means. analysis/ computes every figure; this file only prints them.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "analysis.h"
+#include "cli.h"
+
+static const char usage_text[] =
+    "usage: ppscope report [--json] RUN\n"
+    "\n"
+    "Measures a run (a directory of per-rank shards, or a merged file): per stage, the time\n"
+    "spent in F, B, W, BW and the optimizer, the idle and the waiting time; the bubble beside\n"
+    "the theory, (p-1)/m and (p-1)/(v*m+p-1), and beside the simulator's prediction for the\n"
+    "run's schedule with the op costs the run measured. docs/analysis.md defines each figure.\n"
+    "\n"
+    "options:\n"
+    "  --json      print the figures as one JSON document on stdout\n"
+    "  -h, --help  show this help\n";
+
+/* Compute kinds in the order the table shows them. */
+static const int table_kinds[] = {PPS_SPAN_F, PPS_SPAN_B, PPS_SPAN_W, PPS_SPAN_BW, PPS_SPAN_OPT};
+#define N_TABLE_KINDS ((int)(sizeof(table_kinds) / sizeof(table_kinds[0])))
+
+/* ---- text ---------------------------------------------------------------------------------- */
+
+/* One time unit for a whole table, so its columns compare at a glance. */
+struct time_unit {
+    const char *name;
+    double ns;
+};
+
+static struct time_unit unit_for(double max_ns)
+{
+    struct time_unit u = {"ms", 1e6};
+
+    if (max_ns < 1e6) {
+        u.name = "us";
+        u.ns = 1e3;
+    } else if (max_ns >= 1e11) {
+        u.name = "s";
+        u.ns = 1e9;
+    }
+    return u;
+}
+
+static void print_pct(FILE *f, const char *label, double frac)
+{
+    if (isnan(frac))
+        fprintf(f, "%s n/a", label);
+    else
+        fprintf(f, "%s %.1f%%", label, 100 * frac);
+}
+
+static void print_header(FILE *f, const struct pps_run *run, const struct pps_report *rep)
+{
+    fprintf(f, "run       %s (%s)\n", run->path ? run->path : "?",
+            run->merged ? "merged file" : "run directory");
+    fprintf(f, "schedule  %s", run->schedule && run->schedule[0] ? run->schedule : "unknown");
+    if (rep->p)
+        fprintf(f, "  p=%d", rep->p);
+    else
+        fprintf(f, "  p=?");
+    if (rep->m)
+        fprintf(f, " m=%d", rep->m);
+    else
+        fprintf(f, " m=?");
+    fprintf(f, " v=%d  %d stage%s, %d iteration%s\n", rep->v, rep->n_stages,
+            rep->n_stages == 1 ? "" : "s", rep->n_iters, rep->n_iters == 1 ? "" : "s");
+    fprintf(f, "status    %s\n",
+            rep->complete ? "complete" : "INCOMPLETE: a rank did not close its shard");
+    if (rep->dropped > 0)
+        fprintf(f, "dropped   %lld spans the tracer could not keep: the figures miss them\n",
+                (long long)rep->dropped);
+    if (rep->n_unlabelled > 0)
+        fprintf(f, "note      %zu spans carry no iteration: they open no window\n",
+                rep->n_unlabelled);
+}
+
+static void print_table(FILE *f, const struct pps_report *rep)
+{
+    int shown[N_TABLE_KINDS];
+    double max_ns = 0;
+    struct time_unit u;
+
+    for (int k = 0; k < N_TABLE_KINDS; k++) {
+        int kind = table_kinds[k];
+        shown[k] = 0;
+        for (int s = 0; s < rep->n_stages; s++) {
+            const struct pps_stage_stats *t = &rep->total[s];
+            if (t->n_ops[kind] > 0 || t->busy_ns[kind] > 0)
+                shown[k] = 1;
+            if (t->busy_ns[kind] > max_ns)
+                max_ns = t->busy_ns[kind];
+        }
+    }
+    shown[0] = 1; /* a table of stages that never ran F still says so */
+    u = unit_for(max_ns);
+
+    fprintf(f, "\nbusy time per stage, over %d iteration%s\n", rep->n_iters,
+            rep->n_iters == 1 ? "" : "s");
+    fprintf(f, "stage");
+    for (int k = 0; k < N_TABLE_KINDS; k++) {
+        char head[16];
+        if (!shown[k])
+            continue;
+        snprintf(head, sizeof(head), "%s %s", pps_span_kind_name(table_kinds[k]), u.name);
+        fprintf(f, " %11s", head);
+    }
+    fprintf(f, " %8s %8s\n", "idle", "wait");
+    for (int s = 0; s < rep->n_stages; s++) {
+        const struct pps_stage_stats *t = &rep->total[s];
+        double wait_frac = rep->total_window_ns > 0 ? t->wait_ns / rep->total_window_ns : 0.0;
+
+        fprintf(f, "%5d", s);
+        for (int k = 0; k < N_TABLE_KINDS; k++)
+            if (shown[k])
+                fprintf(f, " %11.3f", t->busy_ns[table_kinds[k]] / u.ns);
+        fprintf(f, " %7.1f%% %7.1f%%\n", 100 * t->idle_frac, 100 * wait_frac);
+    }
+}
+
+static void print_bubble(FILE *f, const struct pps_run *run, const struct pps_report *rep)
+{
+    char verdict[320];
+    double lo = INFINITY, hi = -INFINITY, window = 0;
+    struct time_unit u;
+
+    for (int it = 0; it < rep->n_iters; it++) {
+        if (rep->iters[it].bubble < lo)
+            lo = rep->iters[it].bubble;
+        if (rep->iters[it].bubble > hi)
+            hi = rep->iters[it].bubble;
+    }
+    if (rep->n_iters)
+        window = rep->total_window_ns / rep->n_iters;
+    u = unit_for(rep->have_prediction && rep->pred.makespan > window ? rep->pred.makespan : window);
+
+    fprintf(f, "\n");
+    print_pct(f, "bubble    measured", rep->bubble);
+    if (rep->n_iters > 1)
+        fprintf(f, " (iterations: %.1f%% to %.1f%%)", 100 * lo, 100 * hi);
+    fprintf(f, "\n");
+    print_pct(f, "theory    (p-1)/m", rep->bubble_quoted);
+    print_pct(f, rep->v > 1 ? "   (p-1)/(v*m+p-1)" : "   (p-1)/(m+p-1)", rep->bubble_exact);
+    fprintf(f, "\n");
+    if (rep->have_prediction) {
+        print_pct(f, "predicted", rep->pred.bubble);
+        fprintf(f, "  %s with the measured mean op costs, tcomm %.0f ns\n", run->schedule,
+                rep->tcomm_ns);
+        fprintf(f, "iteration measured %.3f %s, predicted %.3f %s\n", window / u.ns, u.name,
+                rep->pred.makespan / u.ns, u.name);
+    } else {
+        fprintf(f, "predicted none: %s\n", rep->prediction_note);
+    }
+    pps_report_verdict(rep, verdict, sizeof(verdict));
+    fprintf(f, "verdict   %s\n", verdict);
+}
+
+static void print_text(FILE *f, const struct pps_run *run, const struct pps_report *rep)
+{
+    print_header(f, run, rep);
+    if (rep->n_iters > 0)
+        print_table(f, rep);
+    print_bubble(f, run, rep);
+}
+
+/* ---- JSON ---------------------------------------------------------------------------------- */
+
+static void json_ns(struct pps_json *j, const char *key, double ns)
+{
+    pps_json_int(j, key, (int64_t)llround(ns));
+}
+
+static void json_positive_or_null(struct pps_json *j, const char *key, int value)
+{
+    if (value > 0)
+        pps_json_int(j, key, value);
+    else
+        pps_json_null(j, key);
+}
+
+static void json_stage(struct pps_json *j, const struct pps_stage_stats *st)
+{
+    pps_json_begin_object(j, NULL);
+    pps_json_int(j, "stage", st->stage);
+    pps_json_begin_object(j, "busy_ns");
+    for (int k = 1; k < PPS_SPAN_KIND_COUNT; k++)
+        if (pps_span_kind_is_compute(k) || st->busy_ns[k] > 0 || st->n_ops[k] > 0)
+            json_ns(j, pps_span_kind_name(k), st->busy_ns[k]);
+    pps_json_end_object(j);
+    pps_json_begin_object(j, "n_ops");
+    for (int k = 1; k < PPS_SPAN_KIND_COUNT; k++)
+        if (pps_span_kind_is_compute(k) || st->busy_ns[k] > 0 || st->n_ops[k] > 0)
+            pps_json_int(j, pps_span_kind_name(k), st->n_ops[k]);
+    pps_json_end_object(j);
+    json_ns(j, "compute_ns", st->compute_ns);
+    json_ns(j, "idle_ns", st->idle_ns);
+    pps_json_double(j, "idle_frac", st->idle_frac);
+    json_ns(j, "wait_ns", st->wait_ns);
+    pps_json_end_object(j);
+}
+
+static void json_doubles(struct pps_json *j, const char *key, const double *x, int n)
+{
+    pps_json_begin_array(j, key);
+    for (int i = 0; i < n; i++)
+        pps_json_double(j, NULL, x[i]);
+    pps_json_end_array(j);
+}
+
+static void json_prediction(struct pps_json *j, const struct pps_report *rep)
+{
+    if (!rep->have_prediction) {
+        pps_json_null(j, "predicted_bubble");
+        pps_json_null(j, "prediction");
+        pps_json_string(j, "prediction_note", rep->prediction_note);
+        return;
+    }
+    pps_json_double(j, "predicted_bubble", rep->pred.bubble);
+    pps_json_begin_object(j, "prediction");
+    pps_json_double(j, "makespan_ns", rep->pred.makespan);
+    pps_json_double(j, "bubble", rep->pred.bubble);
+    pps_json_double(j, "steady_period_ns", rep->pred.steady_period);
+    pps_json_double(j, "steady_bubble", rep->pred.steady_bubble);
+    json_doubles(j, "busy_ns", rep->pred.busy, rep->pred.p);
+    json_doubles(j, "idle_ns", rep->pred.idle, rep->pred.p);
+    pps_json_end_object(j);
+    pps_json_null(j, "prediction_note");
+}
+
+static const char *verdict_key(int verdict)
+{
+    switch (verdict) {
+    case PPS_VERDICT_AS_PREDICTED:
+        return "as_predicted";
+    case PPS_VERDICT_ABOVE:
+        return "above";
+    case PPS_VERDICT_BELOW:
+        return "below";
+    default:
+        return "none";
+    }
+}
+
+static void print_json(FILE *f, const struct pps_run *run, const struct pps_report *rep)
+{
+    struct pps_json j;
+    char verdict[320];
+    int v = pps_report_verdict(rep, verdict, sizeof(verdict));
+
+    pps_json_init(&j, f);
+    pps_json_begin_object(&j, NULL);
+    pps_json_string(&j, "run", run->path);
+    pps_json_string(&j, "schedule", run->schedule && run->schedule[0] ? run->schedule : NULL);
+    json_positive_or_null(&j, "p", rep->p);
+    json_positive_or_null(&j, "m", rep->m);
+    pps_json_int(&j, "v", rep->v);
+    pps_json_bool(&j, "complete", rep->complete);
+    pps_json_int(&j, "dropped", rep->dropped);
+    pps_json_int(&j, "n_stages", rep->n_stages);
+    pps_json_int(&j, "n_iterations", rep->n_iters);
+    pps_json_int(&j, "unlabelled_spans", (int64_t)rep->n_unlabelled);
+    pps_json_double(&j, "bubble", rep->bubble);
+    pps_json_double(&j, "bubble_quoted", rep->bubble_quoted);
+    pps_json_double(&j, "bubble_exact", rep->bubble_exact);
+    json_prediction(&j, rep);
+    pps_json_begin_object(&j, "verdict");
+    pps_json_string(&j, "kind", verdict_key(v));
+    pps_json_string(&j, "text", verdict);
+    pps_json_end_object(&j);
+
+    pps_json_begin_object(&j, "costs");
+    json_doubles(&j, "tf_ns", rep->tf_ns, rep->n_stages);
+    json_doubles(&j, "tb_ns", rep->tb_ns, rep->n_stages);
+    json_doubles(&j, "tw_ns", rep->tw_ns, rep->n_stages);
+    pps_json_bool(&j, "fused_bw", rep->fused_bw);
+    pps_json_double(&j, "tcomm_ns", rep->tcomm_ns);
+    pps_json_double(&j, "topt_ns", rep->topt_ns);
+    pps_json_end_object(&j);
+
+    pps_json_begin_array(&j, "iterations");
+    for (int it = 0; it < rep->n_iters; it++) {
+        const struct pps_iter_stats *is = &rep->iters[it];
+
+        pps_json_begin_object(&j, NULL);
+        pps_json_int(&j, "iter", is->iter);
+        pps_json_int(&j, "t0_ns", is->t0);
+        pps_json_int(&j, "t1_ns", is->t1);
+        json_ns(&j, "window_ns", is->window_ns);
+        pps_json_double(&j, "bubble", is->bubble);
+        pps_json_begin_array(&j, "stages");
+        for (int s = 0; s < is->n_stages; s++)
+            json_stage(&j, &is->stages[s]);
+        pps_json_end_array(&j);
+        pps_json_end_object(&j);
+    }
+    pps_json_end_array(&j);
+    json_ns(&j, "total_window_ns", rep->total_window_ns);
+    pps_json_begin_array(&j, "stages");
+    for (int s = 0; s < rep->n_stages; s++)
+        json_stage(&j, &rep->total[s]);
+    pps_json_end_array(&j);
+    pps_json_end_object(&j);
+    pps_json_finish(&j);
+}
+
+/* ---- the command --------------------------------------------------------------------------- */
+
+int pps_cmd_report(int argc, char **argv)
+{
+    const char *path = NULL;
+    struct pps_run *run = NULL;
+    struct pps_report *rep = NULL;
+    struct pps_err err = {0, ""};
+    int json = 0, options_done = 0;
+    int rc = PPS_EXIT_OK;
+
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+
+        if (!options_done && !strcmp(a, "--")) {
+            options_done = 1;
+        } else if (!options_done && (!strcmp(a, "-h") || !strcmp(a, "--help"))) {
+            fputs(usage_text, stdout);
+            goto out;
+        } else if (!options_done && !strcmp(a, "--json")) {
+            json = 1;
+        } else if (!options_done && a[0] == '-' && a[1]) {
+            rc = pps_cli_usage_error("report", "unknown option '%s'", a);
+            goto out;
+        } else if (path) {
+            rc = pps_cli_usage_error("report", "one run at a time: got '%s' and '%s'", path, a);
+            goto out;
+        } else {
+            path = a;
+        }
+    }
+    if (!path) {
+        rc = pps_cli_usage_error("report", "missing RUN (a run directory or a merged file)");
+        goto out;
+    }
+    if (pps_run_load(path, &run, &err) < 0) {
+        rc = pps_cli_fail("report", &err);
+        goto out;
+    }
+    if (pps_analysis_report(run, &rep, &err) < 0) {
+        rc = pps_cli_fail("report", &err);
+        goto out;
+    }
+    if (json)
+        print_json(stdout, run, rep);
+    else
+        print_text(stdout, run, rep);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        err.code = PPS_EIO;
+        snprintf(err.msg, sizeof(err.msg), "could not write the report to stdout");
+        rc = pps_cli_fail("report", &err);
+    }
+out:
+    pps_report_free(rep);
+    pps_run_free(run);
+    return rc;
+}

@@ -1,0 +1,799 @@
+/*
+ * test_analysis.c - the measured bubble and the prediction, against hand-made runs with known
+ * answers and against runs whose spans are exactly a simulated timeline (what `ppscope sim
+ * --trace` writes): there the measurement and the prediction must both give the simulator's
+ * bubble.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+#include "test.h"
+
+/* Nanoseconds per simulator time unit in the runs made from simulations. */
+#define NS_PER_UNIT 1000.0
+
+/* ---- runs built in memory ------------------------------------------------------------------ */
+
+static struct pps_run *run_new(int n_stages, const char *schedule, int p, int m, int v)
+{
+    struct pps_run *r = calloc(1, sizeof(*r));
+
+    if (!r)
+        abort();
+    r->path = strdup("(test)");
+    r->schedule = schedule ? strdup(schedule) : NULL;
+    r->p = p;
+    r->m = m;
+    r->v = v;
+    r->complete = 1;
+    r->n_shards = n_stages;
+    r->n_stages = n_stages;
+    r->stages = calloc(n_stages ? (size_t)n_stages : 1, sizeof(*r->stages));
+    if (!r->path || !r->stages || (schedule && !r->schedule))
+        abort();
+    return r;
+}
+
+static void run_add(struct pps_run *r, int stage, int kind, int iter, int mb, int64_t start,
+                    int64_t end)
+{
+    struct pps_stage_spans *ss = &r->stages[stage];
+    struct pps_span *sp = realloc(ss->spans, (ss->n + 1) * sizeof(*sp));
+
+    if (!sp)
+        abort();
+    ss->spans = sp;
+    sp = &ss->spans[ss->n++];
+    memset(sp, 0, sizeof(*sp));
+    sp->start_ns = start;
+    sp->end_ns = end;
+    sp->iter = iter;
+    sp->mb = mb;
+    sp->peer = -1;
+    sp->name_id = -1;
+    sp->stage = (int16_t)stage;
+    sp->kind = (uint8_t)kind;
+    r->n_spans++;
+    if (iter + 1 > r->n_iters)
+        r->n_iters = iter + 1;
+}
+
+static void run_meta(struct pps_run *r, const char *key, const char *value)
+{
+    struct pps_meta_entry *e = realloc(r->meta, (r->n_meta + 1) * sizeof(*e));
+
+    if (!e)
+        abort();
+    r->meta = e;
+    e = &r->meta[r->n_meta++];
+    e->rank = 0;
+    e->key = strdup(key);
+    e->value = strdup(value);
+    if (!e->key || !e->value)
+        abort();
+}
+
+static void run_free(struct pps_run *r)
+{
+    if (!r)
+        return;
+    for (int s = 0; s < r->n_stages; s++)
+        free(r->stages[s].spans);
+    for (size_t i = 0; i < r->n_meta; i++) {
+        free(r->meta[i].key);
+        free(r->meta[i].value);
+    }
+    free(r->meta);
+    free(r->stages);
+    free(r->metrics);
+    free(r->schedule);
+    free(r->path);
+    free(r);
+}
+
+static int span_cmp(const void *a, const void *b)
+{
+    const struct pps_span *x = a, *y = b;
+
+    if (x->start_ns != y->start_ns)
+        return x->start_ns < y->start_ns ? -1 : 1;
+    return (x->end_ns > y->end_ns) - (x->end_ns < y->end_ns);
+}
+
+/* The reader's promise: each stage's spans sorted by start, then end. */
+static void span_sort(struct pps_run *r)
+{
+    for (int s = 0; s < r->n_stages; s++)
+        qsort(r->stages[s].spans, r->stages[s].n, sizeof(struct pps_span), span_cmp);
+}
+
+static struct pps_report *report_of(const struct pps_run *r)
+{
+    struct pps_report *rep = NULL;
+    struct pps_err err = {0, ""};
+    int rc = pps_analysis_report(r, &rep, &err);
+
+    if (rc < 0)
+        fprintf(stderr, "  pps_analysis_report: %s\n", err.msg);
+    CHECK_EQ_INT(rc, 0);
+    return rep;
+}
+
+/* ---- runs made from a simulation ----------------------------------------------------------- */
+
+static int span_kind_of(int op)
+{
+    switch (op) {
+    case PPS_OP_F:
+        return PPS_SPAN_F;
+    case PPS_OP_B:
+        return PPS_SPAN_B;
+    case PPS_OP_W:
+        return PPS_SPAN_W;
+    default:
+        return PPS_SPAN_BW;
+    }
+}
+
+static int64_t ns_of(double units)
+{
+    return llround(units * NS_PER_UNIT);
+}
+
+/*
+ * Simulates kind at (p, m, v) with costs and writes n_iters iterations of its timeline into a
+ * run, back to back with gap_ns between them, each ending with every stage's optimizer step at
+ * the barrier, as the simulator lays it out. The simulation stays in *res.
+ */
+static struct pps_run *run_from_sim(int kind, int p, int m, int v, const struct pps_sim_costs *c,
+                                    int n_iters, int64_t gap_ns, struct pps_sim_result *res)
+{
+    struct pps_schedule sched = PPS_SCHEDULE_INIT;
+    struct pps_err err = {0, ""};
+    struct pps_run *r = NULL;
+
+    memset(res, 0, sizeof(*res));
+    if (pps_schedule_generate(&sched, kind, p, m, v, &err) < 0 ||
+        pps_simulate(&sched, c, res, &err) < 0) {
+        fprintf(stderr, "  %s\n", err.msg);
+        CHECK(0);
+        goto out;
+    }
+    r = run_new(p, pps_sched_kind_name(kind), p, m, v);
+    for (int it = 0; it < n_iters; it++) {
+        int64_t off = it * (ns_of(res->makespan) + gap_ns);
+
+        for (int s = 0; s < p; s++) {
+            for (size_t k = 0; k < pps_schedule_len(&sched, s); k++) {
+                const struct pps_action *a = pps_schedule_at(&sched, s, k);
+                const struct pps_sim_span *sp = &res->spans[sched.start[s] + k];
+
+                run_add(r, s, span_kind_of(a->op), it, (int)a->mb, off + ns_of(sp->start),
+                        off + ns_of(sp->end));
+                r->stages[s].spans[r->stages[s].n - 1].chunk = (int16_t)a->chunk;
+            }
+            if (c->topt > 0)
+                run_add(r, s, PPS_SPAN_OPT, it, -1, off + ns_of(res->makespan - c->topt),
+                        off + ns_of(res->makespan));
+        }
+    }
+    span_sort(r);
+out:
+    pps_schedule_release(&sched);
+    return r;
+}
+
+/* Measured and predicted bubble and per-stage idle must be the simulator's. */
+static void check_matches_sim(int kind, int p, int m, int v, const struct pps_sim_costs *c,
+                              int n_iters, int64_t gap_ns)
+{
+    struct pps_sim_result res;
+    struct pps_run *r = run_from_sim(kind, p, m, v, c, n_iters, gap_ns, &res);
+    struct pps_report *rep = r ? report_of(r) : NULL;
+
+    if (!rep)
+        goto out;
+    CHECK_EQ_INT(rep->n_iters, n_iters);
+    CHECK_EQ_INT(rep->n_stages, p);
+    CHECK_NEAR(rep->bubble, res.bubble, 1e-9);
+    for (int it = 0; it < rep->n_iters; it++) {
+        CHECK_NEAR(rep->iters[it].bubble, res.bubble, 1e-9);
+        CHECK_NEAR(rep->iters[it].window_ns, res.makespan * NS_PER_UNIT, 1e-6);
+        for (int s = 0; s < p; s++)
+            CHECK_NEAR(rep->iters[it].stages[s].idle_ns, res.idle[s] * NS_PER_UNIT, 1e-6);
+    }
+    for (int s = 0; s < p; s++) {
+        CHECK_NEAR(rep->total[s].idle_ns, n_iters * res.idle[s] * NS_PER_UNIT, 1e-6);
+        CHECK_NEAR(rep->total[s].idle_frac, res.idle[s] / res.makespan, 1e-9);
+    }
+    CHECK_EQ_INT(rep->sched_kind, kind);
+    CHECK_EQ_INT(rep->have_prediction, 1);
+    if (rep->have_prediction) {
+        CHECK_NEAR(rep->pred.bubble, res.bubble, 1e-9);
+        CHECK_NEAR(rep->pred.makespan, res.makespan * NS_PER_UNIT, 1e-6);
+        for (int s = 0; s < p; s++)
+            CHECK_NEAR(rep->pred.idle[s], res.idle[s] * NS_PER_UNIT, 1e-6);
+        CHECK_EQ_INT(pps_report_verdict(rep, NULL, 0), PPS_VERDICT_AS_PREDICTED);
+    }
+out:
+    pps_report_free(rep);
+    run_free(r);
+    pps_sim_result_release(&res);
+}
+
+static void test_sim_gpipe_matches(void)
+{
+    struct pps_sim_costs c;
+
+    CHECK_EQ_INT(pps_sim_costs_init(&c, 4, 1.0, 2.0, 0.0), 0);
+    check_matches_sim(PPS_SCHED_GPIPE, 4, 8, 1, &c, 1, 0);
+    pps_sim_costs_release(&c);
+}
+
+static void test_sim_1f1b_matches(void)
+{
+    struct pps_sim_costs c;
+
+    CHECK_EQ_INT(pps_sim_costs_init(&c, 4, 1.0, 1.0, 1.0), 0);
+    check_matches_sim(PPS_SCHED_1F1B, 4, 8, 1, &c, 1, 0);
+    pps_sim_costs_release(&c);
+}
+
+static void test_sim_zb_h1_matches(void)
+{
+    struct pps_sim_costs c;
+
+    CHECK_EQ_INT(pps_sim_costs_init(&c, 4, 1.0, 1.0, 1.0), 0);
+    check_matches_sim(PPS_SCHED_ZB_H1, 4, 8, 1, &c, 1, 0);
+    pps_sim_costs_release(&c);
+}
+
+static void test_sim_zb_h2_matches(void)
+{
+    struct pps_sim_costs c;
+
+    CHECK_EQ_INT(pps_sim_costs_init(&c, 4, 1.0, 1.0, 1.0), 0);
+    check_matches_sim(PPS_SCHED_ZB_H2, 4, 8, 1, &c, 1, 0);
+    pps_sim_costs_release(&c);
+}
+
+/* Chunk ops cost 1/v of the stage: the prediction must scale the means back up. */
+static void test_sim_interleaved_matches(void)
+{
+    struct pps_sim_costs c;
+
+    CHECK_EQ_INT(pps_sim_costs_init(&c, 4, 1.0, 2.0, 0.0), 0);
+    check_matches_sim(PPS_SCHED_INTERLEAVED, 4, 8, 2, &c, 1, 0);
+    pps_sim_costs_release(&c);
+}
+
+static void test_sim_two_iterations_match(void)
+{
+    struct pps_sim_costs c;
+
+    CHECK_EQ_INT(pps_sim_costs_init(&c, 4, 1.0, 1.0, 1.0), 0);
+    check_matches_sim(PPS_SCHED_ZB_H1, 4, 8, 1, &c, 2, 0);
+    check_matches_sim(PPS_SCHED_1F1B, 4, 8, 1, &c, 2, 0);
+    /* Time between iterations belongs to no window. */
+    check_matches_sim(PPS_SCHED_GPIPE, 4, 8, 1, &c, 3, 123457);
+    pps_sim_costs_release(&c);
+}
+
+/* Unequal stages and an optimizer step: still the simulator's numbers, stage by stage. */
+static void test_sim_imbalanced_with_optimizer_matches(void)
+{
+    static const double tf[4] = {1.0, 1.5, 1.0, 1.25};
+    struct pps_sim_costs c;
+
+    CHECK_EQ_INT(pps_sim_costs_init(&c, 4, 1.0, 1.0, 1.0), 0);
+    for (int s = 0; s < 4; s++) {
+        c.tf[s] = tf[s];
+        c.tb[s] = 2 * tf[s];
+        c.tw[s] = 0.5 * tf[s];
+    }
+    c.topt = 0.75;
+    check_matches_sim(PPS_SCHED_ZB_H1, 4, 8, 1, &c, 2, 0);
+    check_matches_sim(PPS_SCHED_1F1B, 4, 8, 1, &c, 2, 0);
+    pps_sim_costs_release(&c);
+}
+
+/* Communication the run states in meta tcomm_ns goes into the prediction. */
+static void test_sim_tcomm_from_meta(void)
+{
+    struct pps_sim_costs c;
+    struct pps_sim_result res;
+    struct pps_run *r;
+    struct pps_report *rep = NULL;
+
+    CHECK_EQ_INT(pps_sim_costs_init(&c, 4, 1.0, 1.0, 1.0), 0);
+    c.tcomm = 0.25;
+    r = run_from_sim(PPS_SCHED_1F1B, 4, 8, 1, &c, 1, 0, &res);
+    if (!r)
+        goto out;
+    /* Without it the prediction has no communication and the measured bubble is above it. */
+    rep = report_of(r);
+    if (!rep)
+        goto out;
+    CHECK_NEAR(rep->bubble, res.bubble, 1e-9);
+    CHECK_NEAR(rep->tcomm_ns, 0, 0);
+    CHECK(rep->have_prediction && rep->pred.bubble < res.bubble - 1e-3);
+    pps_report_free(rep);
+
+    run_meta(r, "tcomm_ns", "250");
+    rep = report_of(r);
+    if (!rep)
+        goto out;
+    CHECK_NEAR(rep->tcomm_ns, 250, 0);
+    CHECK_EQ_INT(rep->have_prediction, 1);
+    CHECK_NEAR(rep->pred.bubble, res.bubble, 1e-9);
+out:
+    pps_report_free(rep);
+    run_free(r);
+    pps_sim_result_release(&res);
+    pps_sim_costs_release(&c);
+}
+
+/* A stall on every stage mid-iteration: measured well above predicted, and the verdict says so. */
+static void test_stall_is_not_the_schedule(void)
+{
+    const int64_t stall = 20 * (int64_t)NS_PER_UNIT;
+    struct pps_sim_costs c;
+    struct pps_sim_result res;
+    struct pps_run *r;
+    struct pps_report *rep = NULL;
+    char why[256];
+
+    CHECK_EQ_INT(pps_sim_costs_init(&c, 4, 1.0, 1.0, 1.0), 0);
+    r = run_from_sim(PPS_SCHED_ZB_H1, 4, 8, 1, &c, 1, 0, &res);
+    if (!r)
+        goto out;
+    for (int s = 0; s < 4; s++) {
+        for (size_t i = 0; i < r->stages[s].n; i++) {
+            struct pps_span *sp = &r->stages[s].spans[i];
+            if (sp->start_ns >= ns_of(6)) {
+                sp->start_ns += stall;
+                sp->end_ns += stall;
+            }
+        }
+    }
+    rep = report_of(r);
+    if (!rep)
+        goto out;
+    CHECK(rep->bubble > res.bubble + 0.2);
+    CHECK_NEAR(rep->pred.bubble, res.bubble, 1e-9);
+    CHECK_EQ_INT(pps_report_verdict(rep, why, sizeof(why)), PPS_VERDICT_ABOVE);
+    CHECK_STR_CONTAINS(why, "pp above the prediction: imbalance or communication, not the "
+                            "schedule");
+out:
+    pps_report_free(rep);
+    run_free(r);
+    pps_sim_result_release(&res);
+    pps_sim_costs_release(&c);
+}
+
+/* ---- hand-made runs with known answers ----------------------------------------------------- */
+
+static void test_two_stages_quarter_bubble(void)
+{
+    struct pps_run *r = run_new(2, NULL, 0, 0, 0);
+    struct pps_report *rep;
+
+    run_add(r, 0, PPS_SPAN_F, 0, 0, 0, 10);
+    run_add(r, 1, PPS_SPAN_F, 0, 0, 5, 10);
+    rep = report_of(r);
+    if (rep) {
+        CHECK_EQ_INT(rep->n_iters, 1);
+        CHECK_EQ_INT(rep->iters[0].t0, 0);
+        CHECK_EQ_INT(rep->iters[0].t1, 10);
+        CHECK_NEAR(rep->iters[0].window_ns, 10, 0);
+        CHECK_NEAR(rep->bubble, 0.25, 1e-12);
+        CHECK_NEAR(rep->iters[0].stages[0].idle_ns, 0, 0);
+        CHECK_NEAR(rep->iters[0].stages[1].idle_ns, 5, 0);
+        CHECK_NEAR(rep->iters[0].stages[1].idle_frac, 0.5, 1e-12);
+        CHECK_NEAR(rep->iters[0].stages[1].busy_ns[PPS_SPAN_F], 5, 0);
+        CHECK_EQ_INT(rep->iters[0].stages[1].n_ops[PPS_SPAN_F], 1);
+        CHECK_NEAR(rep->total[1].idle_frac, 0.5, 1e-12);
+    }
+    pps_report_free(rep);
+    run_free(r);
+}
+
+static void test_overlapping_spans_not_double_counted(void)
+{
+    struct pps_run *r = run_new(2, NULL, 0, 0, 0);
+    struct pps_report *rep;
+
+    run_add(r, 0, PPS_SPAN_F, 0, 0, 0, 10);
+    run_add(r, 0, PPS_SPAN_B, 0, 0, 5, 15);
+    run_add(r, 0, PPS_SPAN_F, 0, 1, 2, 4); /* inside the first F: same kind, counted once */
+    run_add(r, 1, PPS_SPAN_F, 0, 0, 0, 15);
+    span_sort(r);
+    rep = report_of(r);
+    if (rep) {
+        const struct pps_stage_stats *st = &rep->iters[0].stages[0];
+        CHECK_NEAR(rep->iters[0].window_ns, 15, 0);
+        CHECK_NEAR(st->compute_ns, 15, 0);
+        CHECK_NEAR(st->idle_ns, 0, 0);
+        CHECK_NEAR(st->busy_ns[PPS_SPAN_F], 10, 0);
+        CHECK_NEAR(st->busy_ns[PPS_SPAN_B], 10, 0);
+        CHECK_EQ_INT(st->n_ops[PPS_SPAN_F], 2);
+        CHECK_NEAR(rep->bubble, 0, 0);
+    }
+    pps_report_free(rep);
+    run_free(r);
+}
+
+/* Spans with no iteration open no window, but compute inside a window still makes it busy. */
+static void test_unlabelled_spans_open_no_window(void)
+{
+    struct pps_run *r = run_new(2, NULL, 0, 0, 0);
+    struct pps_report *rep;
+
+    run_add(r, 0, PPS_SPAN_F, 0, 0, 0, 10);
+    run_add(r, 1, PPS_SPAN_F, 0, 0, 0, 4);
+    run_add(r, 1, PPS_SPAN_F, -1, -1, 4, 6);         /* inside the window: busy */
+    run_add(r, 1, PPS_SPAN_F, -1, -1, 8, 30);        /* straddles the end: clipped to [8, 10) */
+    run_add(r, 0, PPS_SPAN_RANGE, -1, -1, -50, 100); /* not compute, not a window */
+    span_sort(r);
+    rep = report_of(r);
+    if (rep) {
+        CHECK_EQ_INT(rep->n_iters, 1);
+        CHECK_EQ_INT(rep->n_unlabelled, 3);
+        CHECK_EQ_INT(rep->iters[0].t0, 0);
+        CHECK_EQ_INT(rep->iters[0].t1, 10);
+        CHECK_NEAR(rep->iters[0].stages[1].compute_ns, 8, 0);
+        CHECK_NEAR(rep->iters[0].stages[1].idle_ns, 2, 0);
+        CHECK_NEAR(rep->iters[0].stages[0].busy_ns[PPS_SPAN_RANGE], 10, 0);
+        CHECK_NEAR(rep->iters[0].stages[0].idle_ns, 0, 0);
+        CHECK_NEAR(rep->bubble, 2.0 / 20.0, 1e-12);
+    }
+    pps_report_free(rep);
+    run_free(r);
+}
+
+/* A long span that began before the window, followed by short ones that end before it. */
+static void test_long_early_span_reaches_later_window(void)
+{
+    struct pps_run *r = run_new(1, NULL, 0, 0, 0);
+    struct pps_report *rep;
+
+    run_add(r, 0, PPS_SPAN_F, 0, 0, 0, 10);
+    run_add(r, 0, PPS_SPAN_OPT, -1, -1, 5, 40);
+    run_add(r, 0, PPS_SPAN_F, -1, -1, 6, 7);
+    run_add(r, 0, PPS_SPAN_B, 1, 0, 20, 30);
+    run_add(r, 0, PPS_SPAN_B, 1, 0, 50, 60);
+    span_sort(r);
+    rep = report_of(r);
+    if (rep) {
+        CHECK_EQ_INT(rep->n_iters, 2);
+        CHECK_EQ_INT(rep->iters[1].t0, 20);
+        CHECK_EQ_INT(rep->iters[1].t1, 60);
+        /* [20, 40) from the OPT, [50, 60) from the B. */
+        CHECK_NEAR(rep->iters[1].stages[0].compute_ns, 30, 0);
+        CHECK_NEAR(rep->iters[1].stages[0].busy_ns[PPS_SPAN_OPT], 20, 0);
+        CHECK_NEAR(rep->iters[1].bubble, 0.25, 1e-12);
+        CHECK_NEAR(rep->bubble, (0.0 + 0.25) / 2, 1e-12);
+        CHECK_NEAR(rep->total_window_ns, 50, 0);
+        CHECK_NEAR(rep->total[0].idle_frac, 10.0 / 50.0, 1e-12);
+    }
+    pps_report_free(rep);
+    run_free(r);
+}
+
+static void test_wait_and_communication_are_idle(void)
+{
+    struct pps_run *r = run_new(2, NULL, 0, 0, 0);
+    struct pps_report *rep;
+
+    run_add(r, 0, PPS_SPAN_F, 0, 0, 0, 10);
+    run_add(r, 0, PPS_SPAN_SEND, 0, 0, 10, 12);
+    run_add(r, 1, PPS_SPAN_WAIT, 0, 0, 0, 12);
+    run_add(r, 1, PPS_SPAN_RECV, 0, 0, 10, 12);
+    run_add(r, 1, PPS_SPAN_F, 0, 0, 12, 20);
+    span_sort(r);
+    rep = report_of(r);
+    if (rep) {
+        const struct pps_stage_stats *s1 = &rep->iters[0].stages[1];
+        CHECK_NEAR(s1->wait_ns, 12, 0);
+        CHECK_NEAR(s1->busy_ns[PPS_SPAN_RECV], 2, 0);
+        CHECK_NEAR(s1->idle_ns, 12, 0);
+        CHECK_NEAR(rep->iters[0].stages[0].idle_ns, 10, 0);
+        CHECK_NEAR(rep->bubble, 22.0 / 40.0, 1e-12);
+        CHECK_NEAR(rep->total[1].wait_ns, 12, 0);
+    }
+    pps_report_free(rep);
+    run_free(r);
+}
+
+/* A run built by hand may come unsorted; the numbers must not depend on it. */
+static void test_unsorted_spans(void)
+{
+    struct pps_run *r = run_new(1, NULL, 0, 0, 0);
+    struct pps_report *rep;
+
+    run_add(r, 0, PPS_SPAN_B, 0, 0, 30, 40);
+    run_add(r, 0, PPS_SPAN_F, 0, 0, 0, 10);
+    run_add(r, 0, PPS_SPAN_F, 0, 1, 5, 20);
+    rep = report_of(r);
+    if (rep) {
+        CHECK_NEAR(rep->iters[0].stages[0].compute_ns, 30, 0);
+        CHECK_NEAR(rep->bubble, 10.0 / 40.0, 1e-12);
+        CHECK_EQ_INT(r->stages[0].spans[0].kind, PPS_SPAN_B); /* the run is left as it was */
+    }
+    pps_report_free(rep);
+    run_free(r);
+}
+
+/* Iterations are reported by label, in order, skipping numbers that have no spans. */
+static void test_iteration_labels_with_gaps(void)
+{
+    struct pps_run *r = run_new(1, NULL, 0, 0, 0);
+    struct pps_report *rep;
+
+    run_add(r, 0, PPS_SPAN_F, 5, 0, 100, 110);
+    run_add(r, 0, PPS_SPAN_F, 0, 0, 0, 10);
+    run_add(r, 0, PPS_SPAN_F, 0, 1, 20, 30);
+    span_sort(r);
+    rep = report_of(r);
+    if (rep) {
+        CHECK_EQ_INT(rep->n_iters, 2);
+        CHECK_EQ_INT(rep->iters[0].iter, 0);
+        CHECK_EQ_INT(rep->iters[1].iter, 5);
+        CHECK_NEAR(rep->iters[0].bubble, 1.0 / 3.0, 1e-12);
+        CHECK_NEAR(rep->iters[1].bubble, 0, 0);
+        CHECK_NEAR(rep->bubble, 1.0 / 6.0, 1e-12);
+    }
+    pps_report_free(rep);
+    run_free(r);
+}
+
+static void test_run_without_spans(void)
+{
+    struct pps_run *r = run_new(2, "1f1b", 2, 4, 1);
+    struct pps_run *none = run_new(0, NULL, 0, 0, 0);
+    struct pps_report *rep;
+    char why[256];
+
+    rep = report_of(r);
+    if (rep) {
+        CHECK_EQ_INT(rep->n_iters, 0);
+        CHECK(isnan(rep->bubble));
+        CHECK_EQ_INT(rep->have_prediction, 0);
+        CHECK(rep->prediction_note[0] != '\0');
+        CHECK_EQ_INT(pps_report_verdict(rep, why, sizeof(why)), PPS_VERDICT_NONE);
+        CHECK_STR_CONTAINS(why, "nothing to measure");
+    }
+    pps_report_free(rep);
+    rep = report_of(none);
+    if (rep) {
+        CHECK_EQ_INT(rep->n_iters, 0);
+        CHECK_EQ_INT(rep->n_stages, 0);
+        CHECK(isnan(rep->bubble));
+        CHECK(isnan(rep->bubble_quoted));
+    }
+    pps_report_free(rep);
+    run_free(r);
+    run_free(none);
+}
+
+/* Only labelled spans on hand, all of zero length: an empty window, no division by zero. */
+static void test_empty_window(void)
+{
+    struct pps_run *r = run_new(1, NULL, 0, 0, 0);
+    struct pps_report *rep;
+
+    run_add(r, 0, PPS_SPAN_F, 0, 0, 7, 7);
+    rep = report_of(r);
+    if (rep) {
+        CHECK_EQ_INT(rep->n_iters, 1);
+        CHECK_NEAR(rep->iters[0].window_ns, 0, 0);
+        CHECK_NEAR(rep->iters[0].bubble, 0, 0);
+        CHECK(isnan(rep->bubble));
+    }
+    pps_report_free(rep);
+    run_free(r);
+}
+
+static void test_null_run_is_an_error(void)
+{
+    struct pps_report *rep = (struct pps_report *)&rep;
+    struct pps_err err = {0, ""};
+
+    CHECK_EQ_INT(pps_analysis_report(NULL, &rep, &err), PPS_EINVAL);
+    CHECK(rep == NULL);
+    CHECK(err.msg[0] != '\0');
+    pps_report_free(NULL);
+}
+
+static void test_theory(void)
+{
+    struct pps_run *r = run_new(4, "interleaved", 4, 8, 2);
+    struct pps_run *plain = run_new(4, "1f1b", 4, 8, 0);
+    struct pps_report *rep;
+
+    rep = report_of(r);
+    if (rep) {
+        CHECK_NEAR(rep->bubble_quoted, 3.0 / 8.0, 1e-12);
+        CHECK_NEAR(rep->bubble_exact, 3.0 / 19.0, 1e-12);
+        CHECK_EQ_INT(rep->v, 2);
+    }
+    pps_report_free(rep);
+    rep = report_of(plain);
+    if (rep) {
+        CHECK_EQ_INT(rep->v, 1);
+        CHECK_NEAR(rep->bubble_exact, 3.0 / 11.0, 1e-12);
+    }
+    pps_report_free(rep);
+    run_free(r);
+    run_free(plain);
+}
+
+/* Means per stage, times v; fused BW becomes tb with tw = 0; OPT's mean over all stages. */
+static void test_costs_from_means(void)
+{
+    struct pps_run *r = run_new(2, "interleaved", 2, 2, 2);
+    struct pps_report *rep;
+
+    run_add(r, 0, PPS_SPAN_F, 0, 0, 0, 10);
+    run_add(r, 0, PPS_SPAN_F, 0, 1, 10, 30);
+    run_add(r, 0, PPS_SPAN_BW, 0, 0, 30, 60);
+    run_add(r, 0, PPS_SPAN_OPT, 0, -1, 60, 64);
+    run_add(r, 1, PPS_SPAN_F, 0, 0, 0, 5);
+    run_add(r, 1, PPS_SPAN_B, 0, 0, 5, 12);
+    run_add(r, 1, PPS_SPAN_W, 0, 0, 12, 15);
+    run_add(r, 1, PPS_SPAN_OPT, 0, -1, 60, 62);
+    rep = report_of(r);
+    if (rep) {
+        CHECK_NEAR(rep->tf_ns[0], 15 * 2, 1e-12);
+        CHECK_NEAR(rep->tb_ns[0], 30 * 2, 1e-12);
+        CHECK_NEAR(rep->tw_ns[0], 0, 0);
+        CHECK_NEAR(rep->tf_ns[1], 5 * 2, 1e-12);
+        CHECK_NEAR(rep->tb_ns[1], 7 * 2, 1e-12);
+        CHECK_NEAR(rep->tw_ns[1], 3 * 2, 1e-12);
+        CHECK_EQ_INT(rep->fused_bw, 1);
+        CHECK_NEAR(rep->topt_ns, 3, 1e-12);
+        CHECK_NEAR(rep->tcomm_ns, 0, 0);
+    }
+    pps_report_free(rep);
+    run_free(r);
+}
+
+/* Each reason the run cannot be simulated gives no prediction and says why. */
+static void test_no_prediction_reasons(void)
+{
+    static const struct {
+        const char *schedule;
+        int p, m, v, n_stages;
+        const char *tcomm;
+        const char *says;
+    } cases[] = {
+        {NULL, 2, 4, 1, 2, NULL, "does not name its schedule"},
+        {"zb-v", 2, 4, 1, 2, NULL, "'zb-v' is not one"},
+        {"1f1b", 0, 4, 1, 2, NULL, "p and m"},
+        {"1f1b", 2, 0, 1, 2, NULL, "p and m"},
+        {"1f1b", 2, 4, 1, 3, NULL, "3 stages but p = 2"},
+        {"1f1b", 2, 4, 2, 2, NULL, "v=2"},
+        {"1f1b", 2, 4, 1, 2, "fast", "tcomm_ns = 'fast'"},
+    };
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct pps_run *r =
+            run_new(cases[i].n_stages, cases[i].schedule, cases[i].p, cases[i].m, cases[i].v);
+        struct pps_report *rep;
+
+        for (int s = 0; s < cases[i].n_stages; s++) {
+            run_add(r, s, PPS_SPAN_F, 0, 0, 0, 10);
+            run_add(r, s, PPS_SPAN_BW, 0, 0, 10, 30);
+        }
+        if (cases[i].tcomm)
+            run_meta(r, "tcomm_ns", cases[i].tcomm);
+        rep = report_of(r);
+        if (rep) {
+            CHECK_EQ_INT(rep->have_prediction, 0);
+            CHECK_STR_CONTAINS(rep->prediction_note, cases[i].says);
+            CHECK(!isnan(rep->bubble)); /* the measurement stands without a prediction */
+        }
+        pps_report_free(rep);
+        run_free(r);
+    }
+}
+
+/* A stage with no F (or no backward) has no cost to simulate with. */
+static void test_no_prediction_without_costs(void)
+{
+    struct pps_run *r = run_new(2, "1f1b", 2, 2, 1);
+    struct pps_report *rep;
+
+    run_add(r, 0, PPS_SPAN_F, 0, 0, 0, 10);
+    run_add(r, 0, PPS_SPAN_BW, 0, 0, 10, 30);
+    run_add(r, 1, PPS_SPAN_F, 0, 0, 10, 20);
+    rep = report_of(r);
+    if (rep) {
+        CHECK_EQ_INT(rep->have_prediction, 0);
+        CHECK_STR_CONTAINS(rep->prediction_note, "stage 1 has no measured B or BW");
+    }
+    pps_report_free(rep);
+    run_free(r);
+}
+
+static void test_dropped_and_complete(void)
+{
+    struct pps_run *r = run_new(1, NULL, 0, 0, 0);
+    struct pps_report *rep;
+
+    r->complete = 0;
+    r->metrics = calloc(3, sizeof(*r->metrics));
+    if (!r->metrics)
+        abort();
+    r->n_metrics = 3;
+    r->metrics[0].dropped = 5;
+    r->metrics[1].dropped = -1; /* unknown */
+    r->metrics[2].dropped = 7;
+    rep = report_of(r);
+    if (rep) {
+        CHECK_EQ_INT(rep->dropped, 12);
+        CHECK_EQ_INT(rep->complete, 0);
+    }
+    pps_report_free(rep);
+    run_free(r);
+}
+
+static void test_verdict_sentences(void)
+{
+    struct pps_report rep;
+    char why[256];
+
+    memset(&rep, 0, sizeof(rep));
+    rep.n_iters = 1;
+    rep.have_prediction = 1;
+    rep.pred.bubble = 0.20;
+    rep.bubble = 0.323;
+    CHECK_EQ_INT(pps_report_verdict(&rep, why, sizeof(why)), PPS_VERDICT_ABOVE);
+    CHECK_STR_CONTAINS(why, "measured bubble is 12.3 pp above the prediction");
+    rep.bubble = 0.24;
+    CHECK_EQ_INT(pps_report_verdict(&rep, why, sizeof(why)), PPS_VERDICT_AS_PREDICTED);
+    rep.bubble = 0.10;
+    CHECK_EQ_INT(pps_report_verdict(&rep, why, sizeof(why)), PPS_VERDICT_BELOW);
+    CHECK_STR_CONTAINS(why, "10.0 pp below");
+    rep.have_prediction = 0;
+    snprintf(rep.prediction_note, sizeof(rep.prediction_note), "no schedule");
+    CHECK_EQ_INT(pps_report_verdict(&rep, why, sizeof(why)), PPS_VERDICT_NONE);
+    CHECK_STR_CONTAINS(why, "no schedule");
+}
+
+static const struct test_case cases[] = {
+    TEST(test_sim_gpipe_matches),
+    TEST(test_sim_1f1b_matches),
+    TEST(test_sim_zb_h1_matches),
+    TEST(test_sim_zb_h2_matches),
+    TEST(test_sim_interleaved_matches),
+    TEST(test_sim_two_iterations_match),
+    TEST(test_sim_imbalanced_with_optimizer_matches),
+    TEST(test_sim_tcomm_from_meta),
+    TEST(test_stall_is_not_the_schedule),
+    TEST(test_two_stages_quarter_bubble),
+    TEST(test_overlapping_spans_not_double_counted),
+    TEST(test_unlabelled_spans_open_no_window),
+    TEST(test_long_early_span_reaches_later_window),
+    TEST(test_wait_and_communication_are_idle),
+    TEST(test_unsorted_spans),
+    TEST(test_iteration_labels_with_gaps),
+    TEST(test_run_without_spans),
+    TEST(test_empty_window),
+    TEST(test_null_run_is_an_error),
+    TEST(test_theory),
+    TEST(test_costs_from_means),
+    TEST(test_no_prediction_reasons),
+    TEST(test_no_prediction_without_costs),
+    TEST(test_dropped_and_complete),
+    TEST(test_verdict_sentences),
+    {NULL, NULL},
+};
+
+int main(int argc, char **argv)
+{
+    return test_main(cases, argc, argv);
+}
