@@ -3,10 +3,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
-#include <unistd.h>
 
-#include "pps_config.h"
 #include "sim_trace.h"
 #include "storage.h"
 
@@ -15,8 +12,7 @@ static const uint8_t span_kind_of_op[] = {PPS_SPAN_F, PPS_SPAN_B, PPS_SPAN_W, PP
 static int write_meta(struct pps_store_writer *w, const struct pps_schedule *sc,
                       const struct pps_sim_costs *c, double unit_ns, struct pps_err *err)
 {
-    char host[256] = "unknown", buf[64];
-    gethostname(host, sizeof(host) - 1);
+    char buf[64];
     int rc = pps_store_writer_meta(w, "schedule", pps_sched_kind_name(sc->kind), err);
     if (!rc)
         rc = pps_store_writer_meta_int(w, "p", sc->p, err);
@@ -24,8 +20,6 @@ static int write_meta(struct pps_store_writer *w, const struct pps_schedule *sc,
         rc = pps_store_writer_meta_int(w, "m", sc->m, err);
     if (!rc)
         rc = pps_store_writer_meta_int(w, "v", sc->v, err);
-    if (!rc)
-        rc = pps_store_writer_meta_int(w, "rank", 0, err);
     if (!rc)
         rc = pps_store_writer_meta_int(w, "world", 1, err);
     if (!rc)
@@ -36,12 +30,6 @@ static int write_meta(struct pps_store_writer *w, const struct pps_schedule *sc,
         rc = pps_store_writer_meta(w, "model", "simulated", err);
     if (!rc)
         rc = pps_store_writer_meta(w, "device", "none (simulated)", err);
-    if (!rc)
-        rc = pps_store_writer_meta(w, "host", host, err);
-    if (!rc)
-        rc = pps_store_writer_meta(w, "ppscope_version", PPS_VERSION, err);
-    if (!rc)
-        rc = pps_store_writer_meta_int(w, "created_unix", (int64_t)time(NULL), err);
     if (!rc)
         rc = pps_store_writer_meta_int(w, "tcomm_ns", llround(c->tcomm * unit_ns), err);
     if (!rc) {

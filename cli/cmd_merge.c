@@ -1,0 +1,56 @@
+/* cmd_merge.c - `ppscope merge RUN -o FILE`: one portable file from a run's per-rank shards. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "storage.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: ppscope merge RUN -o FILE\n"
+               "\n"
+               "Merges the per-rank shards of run directory RUN (rank-*.db) into FILE, one SQLite\n"
+               "file that every ppscope command reads like the directory. Ranks, raw times and\n"
+               "clock offsets are kept; FILE must not exist. A run still being written merges\n"
+               "what its ranks have flushed.\n"
+               "\n"
+               "options:\n"
+               "  -o, --output FILE   the merged file to create\n"
+               "  -h, --help          this help\n");
+}
+
+int pps_cmd_merge(int argc, char **argv)
+{
+    struct pps_err err = {0};
+    const char *run = NULL, *out = NULL;
+    int options = 1;
+
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (options && (!strcmp(a, "-h") || !strcmp(a, "--help"))) {
+            usage(stdout);
+            return PPS_EXIT_OK;
+        } else if (options && (!strcmp(a, "-o") || !strcmp(a, "--output"))) {
+            if (i + 1 >= argc)
+                return pps_cli_usage_error("merge", "%s needs a file name", a);
+            out = argv[++i];
+        } else if (options && !strncmp(a, "--output=", 9)) {
+            out = a + 9;
+        } else if (options && !strcmp(a, "--")) {
+            options = 0;
+        } else if (options && a[0] == '-' && a[1]) {
+            return pps_cli_usage_error("merge", "unknown option '%s'", a);
+        } else if (!run) {
+            run = a;
+        } else {
+            return pps_cli_usage_error("merge", "one run at a time ('%s' is one too many)", a);
+        }
+    }
+    if (!run)
+        return pps_cli_usage_error("merge", "which run? give its directory");
+    if (!out || !*out)
+        return pps_cli_usage_error("merge", "where to? give -o FILE");
+    if (pps_run_merge(run, out, &err) != 0)
+        return pps_cli_fail("merge", &err);
+    return PPS_EXIT_OK;
+}

@@ -1,0 +1,768 @@
+/*
+ * reader.c - loads a run (a directory of shards, or one merged file) into a struct pps_run:
+ * metadata, names, spans bucketed per stage on rank 0's clock and sorted, metrics sorted.
+ *
+ * Each file is read inside one read transaction, so a shard that a rank is still writing gives a
+ * consistent snapshot. Every value that becomes an index or a narrower integer is range-checked:
+ * a damaged file is an error with its name, never a crash.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "storage_int.h"
+
+/* How a rank's host clock maps onto rank 0's (meta keys clock_offset_* and clock_sync_*). */
+struct rank_info {
+    int rank;
+    int complete;
+    int has_offset;
+    int linear;
+    int64_t o0, o1; /* offsets at the two sync points */
+    int64_t t0, t1; /* the sync points, on the rank's clock */
+};
+
+/* A (rank, id) name of one file and its index in run->names. */
+struct name_ref {
+    int rank;
+    int32_t id;
+    int32_t index;
+};
+
+struct loader {
+    struct pps_run *run;
+    const char *path; /* the file being read */
+    size_t stages_cap;
+    size_t *span_cap; /* per stage */
+    size_t meta_cap, names_cap, metrics_cap;
+    int64_t max_iter;
+
+    struct rank_info *ranks; /* of the file being read, sorted by rank */
+    size_t n_ranks, ranks_cap;
+    struct name_ref *refs; /* of the file being read, sorted by (rank, id) */
+    size_t n_refs, refs_cap;
+};
+
+/* Grows *arr (of elem-byte items, capacity *cap) to hold need items. */
+static int grow(void **arr, size_t *cap, size_t need, size_t elem)
+{
+    size_t n = *cap ? *cap : 16;
+    void *p;
+
+    if (need <= *cap)
+        return 0;
+    while (n < need)
+        n *= 2;
+    if (!(p = realloc(*arr, n * elem)))
+        return -1;
+    *arr = p;
+    *cap = n;
+    return 0;
+}
+
+static int oom(struct loader *ld, struct pps_err *err)
+{
+    return pps_err_set(err, PPS_ENOMEM, "%s: out of memory", ld->path);
+}
+
+static int corrupt(struct loader *ld, const char *what, long long v, struct pps_err *err)
+{
+    return pps_err_set(err, PPS_EFORMAT, "%s: truncated or corrupted (%s %lld out of range)",
+                       ld->path, what, v);
+}
+
+static int prepare(struct loader *ld, sqlite3 *db, const char *sql, sqlite3_stmt **st,
+                   struct pps_err *err)
+{
+    int rc = sqlite3_prepare_v2(db, sql, -1, st, NULL);
+    if (rc == SQLITE_ERROR) /* a column is missing: some other program's table */
+        return pps_err_set(err, PPS_EFORMAT, "%s: not a ppscope trace (%s)", ld->path,
+                           sqlite3_errmsg(db));
+    if (rc != SQLITE_OK)
+        return pps__sql_fail(db, rc, ld->path, "cannot read", err);
+    return 0;
+}
+
+/* Strict decimal integer: the whole string, no overflow. */
+static int parse_i64(const char *s, int64_t *out)
+{
+    char *end;
+    long long v;
+
+    if (!s || !*s)
+        return -1;
+    errno = 0;
+    v = strtoll(s, &end, 10);
+    if (errno || *end)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static const char *const clock_keys[] = {"clock_offset_start_ns", "clock_offset_end_ns",
+                                         "clock_sync_start_ns", "clock_sync_end_ns"};
+
+/* Records what a meta row says about its rank's clock and completeness. */
+static int note_meta(struct loader *ld, struct rank_info *ri, int have[4], const char *key,
+                     const char *value, struct pps_err *err)
+{
+    int64_t v;
+
+    if (!strcmp(key, "complete")) {
+        ri->complete = !strcmp(value, "1");
+        return 0;
+    }
+    for (int k = 0; k < 4; k++) {
+        if (strcmp(key, clock_keys[k]) != 0)
+            continue;
+        if (parse_i64(value, &v) != 0)
+            return pps_err_set(err, PPS_EFORMAT,
+                               "%s: meta %s of rank %d is '%s', not a number of nanoseconds",
+                               ld->path, key, ri->rank, value);
+        have[k] = 1;
+        *(k == 0 ? &ri->o0 : k == 1 ? &ri->o1 : k == 2 ? &ri->t0 : &ri->t1) = v;
+    }
+    return 0;
+}
+
+/* The offset model from the keys present: linear between two sync points, else constant. */
+static void finish_rank(struct rank_info *ri, const int have[4])
+{
+    ri->linear = have[0] && have[1] && have[2] && have[3] && ri->t1 != ri->t0;
+    ri->has_offset = have[0] || have[1];
+    if (!have[0] && have[1])
+        ri->o0 = ri->o1; /* only the end offset: use it throughout */
+}
+
+static int load_meta(struct loader *ld, sqlite3 *db, struct pps_err *err)
+{
+    struct pps_run *run = ld->run;
+    sqlite3_stmt *st = NULL;
+    int have[4] = {0};
+    int rc;
+
+    if ((rc = prepare(ld, db, "SELECT rank, key, value FROM meta ORDER BY rank, key", &st, err)))
+        goto out;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t rank = sqlite3_column_int64(st, 0);
+        const char *key = (const char *)sqlite3_column_text(st, 1);
+        const char *value = (const char *)sqlite3_column_text(st, 2);
+        struct pps_meta_entry *e;
+
+        if (rank < 0 || rank > INT16_MAX) {
+            rc = corrupt(ld, "meta rank", rank, err);
+            goto out;
+        }
+        if (!key || !value) {
+            rc = pps_err_set(err, PPS_EFORMAT,
+                             "%s: truncated or corrupted (a meta row of rank "
+                             "%d without key or value)",
+                             ld->path, (int)rank);
+            goto out;
+        }
+        if (ld->n_ranks == 0 || ld->ranks[ld->n_ranks - 1].rank != rank) {
+            if (ld->n_ranks)
+                finish_rank(&ld->ranks[ld->n_ranks - 1], have);
+            if (grow((void **)&ld->ranks, &ld->ranks_cap, ld->n_ranks + 1, sizeof(*ld->ranks))) {
+                rc = oom(ld, err);
+                goto out;
+            }
+            memset(&ld->ranks[ld->n_ranks], 0, sizeof(*ld->ranks));
+            ld->ranks[ld->n_ranks++].rank = (int)rank;
+            memset(have, 0, sizeof(have));
+        }
+        if ((rc = note_meta(ld, &ld->ranks[ld->n_ranks - 1], have, key, value, err)))
+            goto out;
+        if (grow((void **)&run->meta, &ld->meta_cap, run->n_meta + 1, sizeof(*run->meta))) {
+            rc = oom(ld, err);
+            goto out;
+        }
+        e = &run->meta[run->n_meta];
+        e->rank = (int)rank;
+        e->key = strdup(key);
+        e->value = strdup(value);
+        run->n_meta++;
+        if (!e->key || !e->value) {
+            rc = oom(ld, err);
+            goto out;
+        }
+    }
+    if (rc != SQLITE_DONE) {
+        rc = pps__sql_fail(db, rc, ld->path, "cannot read", err);
+        goto out;
+    }
+    if (ld->n_ranks)
+        finish_rank(&ld->ranks[ld->n_ranks - 1], have);
+    rc = 0;
+out:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static int load_names(struct loader *ld, sqlite3 *db, struct pps_err *err)
+{
+    struct pps_run *run = ld->run;
+    sqlite3_stmt *st = NULL;
+    int rc;
+
+    if ((rc = prepare(ld, db, "SELECT rank, id, name FROM names ORDER BY rank, id", &st, err)))
+        goto out;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t rank = sqlite3_column_int64(st, 0), id = sqlite3_column_int64(st, 1);
+        const char *name = (const char *)sqlite3_column_text(st, 2);
+        char *copy;
+
+        if (rank < 0 || rank > INT16_MAX || id < 0 || id > INT32_MAX) {
+            rc = corrupt(ld, "name id", id, err);
+            goto out;
+        }
+        if (run->n_names >= INT32_MAX) {
+            rc = pps_err_set(err, PPS_EFORMAT, "%s: too many names", ld->path);
+            goto out;
+        }
+        if (grow((void **)&run->names, &ld->names_cap, run->n_names + 1, sizeof(*run->names)) ||
+            grow((void **)&ld->refs, &ld->refs_cap, ld->n_refs + 1, sizeof(*ld->refs)) ||
+            !(copy = strdup(name ? name : ""))) {
+            rc = oom(ld, err);
+            goto out;
+        }
+        ld->refs[ld->n_refs].rank = (int)rank;
+        ld->refs[ld->n_refs].id = (int32_t)id;
+        ld->refs[ld->n_refs++].index = (int32_t)run->n_names;
+        run->names[run->n_names++] = copy;
+    }
+    if (rc != SQLITE_DONE) {
+        rc = pps__sql_fail(db, rc, ld->path, "cannot read", err);
+        goto out;
+    }
+    rc = 0;
+out:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static const struct rank_info *find_rank(const struct loader *ld, int rank)
+{
+    size_t lo = 0, hi = ld->n_ranks;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ld->ranks[mid].rank < rank)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < ld->n_ranks && ld->ranks[lo].rank == rank ? &ld->ranks[lo] : NULL;
+}
+
+/* The index in run->names of the file's name (rank, id), or -1. */
+static int32_t find_name(const struct loader *ld, int rank, int32_t id)
+{
+    size_t lo = 0, hi = ld->n_refs;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const struct name_ref *r = &ld->refs[mid];
+        if (r->rank < rank || (r->rank == rank && r->id < id))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < ld->n_refs && ld->refs[lo].rank == rank && ld->refs[lo].id == id)
+        return ld->refs[lo].index;
+    return -1;
+}
+
+/* t on rank 0's clock: t + offset(t). -1 if that leaves int64. */
+static int align_time(const struct rank_info *ri, int64_t t, int64_t *out)
+{
+    int64_t off = ri->o0;
+
+    if (ri->linear) {
+        double f = ((double)t - (double)ri->t0) / ((double)ri->t1 - (double)ri->t0);
+        double o = (double)ri->o0 + f * ((double)ri->o1 - (double)ri->o0);
+        if (!(o > -9.2e18 && o < 9.2e18))
+            return -1;
+        off = (int64_t)llround(o);
+    }
+    if ((off > 0 && t > INT64_MAX - off) || (off < 0 && t < INT64_MIN - off))
+        return -1;
+    *out = t + off;
+    return 0;
+}
+
+static int add_span(struct loader *ld, const struct pps_span *s, struct pps_err *err)
+{
+    struct pps_run *run = ld->run;
+    struct pps_stage_spans *b;
+
+    if ((size_t)s->stage >= ld->stages_cap) {
+        size_t old = ld->stages_cap, cap2 = old;
+        if (grow((void **)&run->stages, &ld->stages_cap, (size_t)s->stage + 1,
+                 sizeof(*run->stages)) ||
+            grow((void **)&ld->span_cap, &cap2, ld->stages_cap, sizeof(*ld->span_cap)))
+            return oom(ld, err);
+        memset(run->stages + old, 0, (ld->stages_cap - old) * sizeof(*run->stages));
+        memset(ld->span_cap + old, 0, (ld->stages_cap - old) * sizeof(*ld->span_cap));
+    }
+    if (s->stage >= run->n_stages)
+        run->n_stages = s->stage + 1;
+    b = &run->stages[s->stage];
+    if (grow((void **)&b->spans, &ld->span_cap[s->stage], b->n + 1, sizeof(*b->spans)))
+        return oom(ld, err);
+    b->spans[b->n++] = *s;
+    run->n_spans++;
+    return 0;
+}
+
+/*
+ * The range of each column of spans, in SELECT order. A kind or clock this ppscope does not know
+ * is a newer schema or damage: callers index arrays by kind, so only known ones pass. iter + 1
+ * must fit an int (n_iters).
+ */
+static const struct {
+    const char *name;
+    int64_t lo, hi;
+} span_cols[13] = {
+    {"kind", 1, PPS_SPAN_KIND_COUNT - 1},
+    {"stage", 0, INT16_MAX},
+    {"chunk", INT16_MIN, INT16_MAX},
+    {"mb", INT32_MIN, INT32_MAX},
+    {"iter", INT32_MIN, INT32_MAX - 1},
+    {"start_ns", INT64_MIN, INT64_MAX},
+    {"end_ns", INT64_MIN, INT64_MAX},
+    {"peer", INT32_MIN, INT32_MAX},
+    {"bytes", INT64_MIN, INT64_MAX},
+    {"name_id", INT32_MIN, INT32_MAX},
+    {"clock", PPS_CLOCK_HOST, PPS_CLOCK_DEVICE},
+    {"corr", INT64_MIN, INT64_MAX},
+    {"rank", 0, INT16_MAX},
+};
+
+static int load_spans(struct loader *ld, sqlite3 *db, struct pps_err *err)
+{
+    const struct rank_info *ri = NULL;
+    sqlite3_stmt *st = NULL;
+    int64_t n_read = 0, n_indexed = 0;
+    int rc;
+
+    if ((rc = prepare(ld, db,
+                      "SELECT kind, stage, chunk, mb, iter, start_ns, end_ns, peer, bytes, "
+                      "name_id, clock, corr, rank FROM spans",
+                      &st, err)))
+        goto out;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t v[13];
+        struct pps_span s;
+
+        for (int c = 0; c < 13; c++) {
+            v[c] = sqlite3_column_int64(st, c);
+            if (v[c] < span_cols[c].lo || v[c] > span_cols[c].hi) {
+                rc = corrupt(ld, span_cols[c].name, v[c], err);
+                goto out;
+            }
+        }
+        s.kind = (uint8_t)v[0];
+        s.stage = (int16_t)v[1];
+        s.chunk = (int16_t)v[2];
+        s.mb = (int32_t)v[3];
+        s.iter = (int32_t)v[4];
+        s.start_ns = v[5];
+        s.end_ns = v[6];
+        s.peer = (int32_t)v[7];
+        s.bytes = v[8];
+        s.name_id = v[9] >= 0 ? find_name(ld, (int)v[12], (int32_t)v[9]) : -1;
+        s.clock = (uint8_t)v[10];
+        s.corr = v[11];
+        s.rank = (int16_t)v[12];
+        if (s.clock == PPS_CLOCK_HOST) {
+            if (!ri || ri->rank != s.rank)
+                ri = find_rank(ld, s.rank);
+            if (ri && ri->has_offset &&
+                (align_time(ri, v[5], &s.start_ns) || align_time(ri, v[6], &s.end_ns))) {
+                rc = corrupt(ld, "aligned time", v[5], err);
+                goto out;
+            }
+        }
+        if (s.iter > ld->max_iter)
+            ld->max_iter = s.iter;
+        if ((rc = add_span(ld, &s, err)))
+            goto out;
+        n_read++;
+    }
+    if (rc != SQLITE_DONE) {
+        rc = pps__sql_fail(db, rc, ld->path, "cannot read", err);
+        goto out;
+    }
+    /*
+     * The scan above read every page of the table; counting through the (stage, start_ns) index
+     * reads every page of the index, for a few milliseconds per million spans. Together they
+     * find a damaged page anywhere the spans live, which PRAGMA quick_check would find at half
+     * the cost of the whole load.
+     */
+    sqlite3_finalize(st);
+    st = NULL;
+    if ((rc = prepare(ld, db, "SELECT count(*) FROM spans", &st, err)))
+        goto out;
+    if ((rc = sqlite3_step(st)) != SQLITE_ROW) {
+        rc = pps__sql_fail(db, rc, ld->path, "cannot read", err);
+        goto out;
+    }
+    n_indexed = sqlite3_column_int64(st, 0);
+    if (n_indexed != n_read) {
+        rc = pps_err_set(err, PPS_EFORMAT,
+                         "%s: truncated or corrupted (the spans index has %lld rows, the table "
+                         "%lld)",
+                         ld->path, (long long)n_indexed, (long long)n_read);
+        goto out;
+    }
+    rc = 0;
+out:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static int load_metrics(struct loader *ld, sqlite3 *db, struct pps_err *err)
+{
+    struct pps_run *run = ld->run;
+    sqlite3_stmt *st = NULL;
+    int rc;
+
+    if ((rc = prepare(ld, db,
+                      "SELECT rank, iter, stage, loss, grad_norm, act_bytes, pending_w, dropped "
+                      "FROM metrics",
+                      &st, err)))
+        goto out;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t rank = sqlite3_column_int64(st, 0), iter = sqlite3_column_int64(st, 1),
+                stage = sqlite3_column_int64(st, 2);
+        struct pps_metric *m;
+
+        if (rank < 0 || rank > INT16_MAX || iter < INT32_MIN || iter > INT32_MAX ||
+            stage < INT32_MIN || stage > INT32_MAX) {
+            rc = corrupt(ld, "metric iteration", iter, err);
+            goto out;
+        }
+        if (grow((void **)&run->metrics, &ld->metrics_cap, run->n_metrics + 1,
+                 sizeof(*run->metrics))) {
+            rc = oom(ld, err);
+            goto out;
+        }
+        m = &run->metrics[run->n_metrics++];
+        m->rank = (int16_t)rank;
+        m->iter = (int32_t)iter;
+        m->stage = (int32_t)stage;
+        m->loss = sqlite3_column_type(st, 3) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 3);
+        m->grad_norm =
+            sqlite3_column_type(st, 4) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 4);
+        m->act_bytes = sqlite3_column_int64(st, 5);
+        m->pending_w = sqlite3_column_int64(st, 6);
+        m->dropped = sqlite3_column_int64(st, 7);
+    }
+    if (rc != SQLITE_DONE) {
+        rc = pps__sql_fail(db, rc, ld->path, "cannot read", err);
+        goto out;
+    }
+    rc = 0;
+out:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/*
+ * The kinds table is not needed to read spans, but reading it (rows, then a count through its
+ * index on name) costs nothing and finds damage there too; and its rows must say what ours say.
+ */
+static int check_kinds(struct loader *ld, sqlite3 *db, struct pps_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int64_t n_read = 0;
+    int rc;
+
+    /* compute, which the index on name lacks, makes SQLite read the table itself */
+    if ((rc = prepare(ld, db, "SELECT id, name, compute FROM kinds", &st, err)))
+        goto out;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t id = sqlite3_column_int64(st, 0);
+        const char *name = (const char *)sqlite3_column_text(st, 1);
+        int64_t compute = sqlite3_column_int64(st, 2);
+        n_read++;
+        if (id > 0 && id < PPS_SPAN_KIND_COUNT &&
+            (!name || strcmp(name, pps_span_kind_name((int)id)) != 0 ||
+             compute != pps_span_kind_is_compute((int)id))) {
+            rc = pps_err_set(err, PPS_EFORMAT,
+                             "%s: truncated or corrupted (kind %lld is '%s', not '%s')", ld->path,
+                             (long long)id, name ? name : "", pps_span_kind_name((int)id));
+            goto out;
+        }
+    }
+    if (rc != SQLITE_DONE) {
+        rc = pps__sql_fail(db, rc, ld->path, "cannot read", err);
+        goto out;
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    if ((rc = prepare(ld, db, "SELECT count(*) FROM kinds", &st, err)))
+        goto out;
+    if ((rc = sqlite3_step(st)) != SQLITE_ROW) {
+        rc = pps__sql_fail(db, rc, ld->path, "cannot read", err);
+        goto out;
+    }
+    if (sqlite3_column_int64(st, 0) != n_read) {
+        rc =
+            pps_err_set(err, PPS_EFORMAT, "%s: truncated or corrupted (the kinds index)", ld->path);
+        goto out;
+    }
+    rc = 0;
+out:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/*
+ * Reads one file (a shard or a merged file) into the run. *n_ranks is the number of ranks with
+ * metadata in it; *complete is 1 when there is one and each has complete=1.
+ */
+static int load_file(struct loader *ld, const char *path, size_t *n_ranks, int *complete,
+                     struct pps_err *err)
+{
+    sqlite3 *db = NULL;
+    int in_txn = 0, rc;
+
+    ld->path = path;
+    ld->n_ranks = 0;
+    ld->n_refs = 0;
+    *n_ranks = 0;
+    *complete = 0;
+    if ((rc = pps__trace_open(path, &db, NULL, err)))
+        goto out;
+    /* One snapshot for the whole file, however much the rank writes meanwhile. */
+    if ((rc = pps__exec(db, "BEGIN", path, "cannot read", err)))
+        goto out;
+    in_txn = 1;
+    if ((rc = check_kinds(ld, db, err)) || (rc = load_meta(ld, db, err)) ||
+        (rc = load_names(ld, db, err)) || (rc = load_spans(ld, db, err)) ||
+        (rc = load_metrics(ld, db, err)))
+        goto out;
+    if ((rc = pps__exec(db, "COMMIT", path, "cannot read", err)))
+        goto out;
+    in_txn = 0;
+    *n_ranks = ld->n_ranks;
+    *complete = ld->n_ranks > 0;
+    for (size_t i = 0; i < ld->n_ranks; i++)
+        if (!ld->ranks[i].complete)
+            *complete = 0;
+out:
+    if (in_txn)
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL); /* ends a read: nothing to undo */
+    sqlite3_close(db);
+    free(ld->ranks);
+    ld->ranks = NULL;
+    ld->n_ranks = ld->ranks_cap = 0;
+    return rc;
+}
+
+#define CMP(a, b)                                                                                  \
+    do {                                                                                           \
+        if ((a) != (b))                                                                            \
+            return (a) < (b) ? -1 : 1;                                                             \
+    } while (0)
+
+/* By start, then end; the rest only makes the order of ties the same whatever the input. */
+static int span_cmp(const void *pa, const void *pb)
+{
+    const struct pps_span *a = pa, *b = pb;
+    CMP(a->start_ns, b->start_ns);
+    CMP(a->end_ns, b->end_ns);
+    CMP(a->rank, b->rank);
+    CMP(a->kind, b->kind);
+    CMP(a->chunk, b->chunk);
+    CMP(a->mb, b->mb);
+    CMP(a->iter, b->iter);
+    CMP(a->peer, b->peer);
+    CMP(a->corr, b->corr);
+    CMP(a->bytes, b->bytes);
+    CMP(a->name_id, b->name_id);
+    CMP(a->clock, b->clock);
+    return 0;
+}
+
+static int metric_cmp(const void *pa, const void *pb)
+{
+    const struct pps_metric *a = pa, *b = pb;
+    CMP(a->iter, b->iter);
+    CMP(a->stage, b->stage);
+    CMP(a->rank, b->rank);
+    return 0;
+}
+
+static int meta_cmp(const void *pa, const void *pb)
+{
+    const struct pps_meta_entry *a = pa, *b = pb;
+    CMP(a->rank, b->rank);
+    return strcmp(a->key, b->key);
+}
+
+/* p, m or v from the metadata: absent is 0, anything but a count in 1..max is an error. */
+static int meta_count(struct pps_run *run, const char *key, int64_t max, int *out,
+                      struct pps_err *err)
+{
+    const char *s = pps_run_meta(run, key);
+    int64_t v;
+
+    *out = 0;
+    if (!s)
+        return 0;
+    if (parse_i64(s, &v) != 0 || v < 1 || v > max)
+        return pps_err_set(err, PPS_EFORMAT, "%s: meta %s is '%s', not a count in 1..%lld",
+                           run->path, key, s, (long long)max);
+    *out = (int)v;
+    return 0;
+}
+
+/* Everything after the files are read: run-wide figures, sorting. */
+static int finish(struct loader *ld, struct pps_err *err)
+{
+    struct pps_run *run = ld->run;
+    const char *sched;
+    int have_t = 0, rc;
+
+    qsort(run->meta, run->n_meta, sizeof(*run->meta), meta_cmp);
+    if ((rc = meta_count(run, "p", (int64_t)INT16_MAX + 1, &run->p, err)) ||
+        (rc = meta_count(run, "m", INT32_MAX, &run->m, err)) ||
+        (rc = meta_count(run, "v", INT16_MAX, &run->v, err)))
+        return rc;
+    if ((sched = pps_run_meta(run, "schedule")) && !(run->schedule = strdup(sched)))
+        return oom(ld, err);
+
+    if ((size_t)run->p > ld->stages_cap) {
+        size_t old = ld->stages_cap;
+        if (grow((void **)&run->stages, &ld->stages_cap, (size_t)run->p, sizeof(*run->stages)))
+            return oom(ld, err);
+        memset(run->stages + old, 0, (ld->stages_cap - old) * sizeof(*run->stages));
+    }
+    if (run->p > run->n_stages)
+        run->n_stages = run->p;
+    run->n_iters = (int)(ld->max_iter + 1);
+
+    for (int i = 0; i < run->n_stages; i++) {
+        struct pps_stage_spans *b = &run->stages[i];
+        int sorted = 1;
+        for (size_t k = 1; k < b->n && sorted; k++)
+            sorted = span_cmp(&b->spans[k - 1], &b->spans[k]) <= 0;
+        if (!sorted)
+            qsort(b->spans, b->n, sizeof(*b->spans), span_cmp);
+        for (size_t k = 0; k < b->n; k++) {
+            const struct pps_span *s = &b->spans[k];
+            if (!have_t || s->start_ns < run->t_min)
+                run->t_min = s->start_ns;
+            if (!have_t || s->end_ns > run->t_max)
+                run->t_max = s->end_ns;
+            have_t = 1;
+        }
+    }
+    qsort(run->metrics, run->n_metrics, sizeof(*run->metrics), metric_cmp);
+    return 0;
+}
+
+int pps_run_load(const char *path, struct pps_run **out, struct pps_err *err)
+{
+    struct loader ld = {.max_iter = -1};
+    struct pps__shards shards = {0};
+    struct pps_run *run = NULL;
+    struct stat st;
+    size_t n_ranks;
+    int complete, rc;
+
+    if (out)
+        *out = NULL;
+    if (!path || !out) {
+        rc = pps_err_set(err, PPS_EINVAL, "pps_run_load: no path");
+        goto out;
+    }
+    if (stat(path, &st) != 0) {
+        if (errno == ENOENT || errno == ENOTDIR)
+            rc = pps_err_set(err, PPS_ENOENT, "%s: no such file or directory", path);
+        else
+            rc = pps_err_set(err, PPS_EIO, "%s: %s", path, strerror(errno));
+        goto out;
+    }
+    if (!(run = calloc(1, sizeof(*run))) || !(run->path = strdup(path))) {
+        rc = pps_err_set(err, PPS_ENOMEM, "%s: out of memory", path);
+        goto out;
+    }
+    ld.run = run;
+    if (S_ISDIR(st.st_mode)) {
+        if ((rc = pps__shards_list(path, &shards, err)))
+            goto out;
+        run->complete = 1;
+        for (size_t i = 0; i < shards.n; i++) {
+            if ((rc = load_file(&ld, shards.paths[i], &n_ranks, &complete, err)))
+                goto out;
+            run->complete &= complete;
+        }
+        run->n_shards = (int)shards.n;
+    } else {
+        if ((rc = load_file(&ld, path, &n_ranks, &complete, err)))
+            goto out;
+        run->merged = 1;
+        run->complete = complete;
+        run->n_shards = n_ranks > 0 ? (int)n_ranks : 1;
+    }
+    ld.path = path;
+    if ((rc = finish(&ld, err)))
+        goto out;
+    *out = run;
+    run = NULL;
+out:
+    pps__shards_release(&shards);
+    free(ld.span_cap);
+    free(ld.refs);
+    pps_run_free(run);
+    return rc;
+}
+
+void pps_run_free(struct pps_run *run)
+{
+    if (!run)
+        return;
+    free(run->path);
+    free(run->schedule);
+    for (size_t i = 0; i < run->n_meta; i++) {
+        free(run->meta[i].key);
+        free(run->meta[i].value);
+    }
+    free(run->meta);
+    for (int i = 0; i < run->n_stages; i++)
+        free(run->stages[i].spans);
+    free(run->stages);
+    free(run->metrics);
+    for (size_t i = 0; i < run->n_names; i++)
+        free(run->names[i]);
+    free(run->names);
+    free(run);
+}
+
+const char *pps_run_meta(const struct pps_run *run, const char *key)
+{
+    const char *best = NULL;
+    int best_rank = 0;
+
+    if (!run || !key)
+        return NULL;
+    for (size_t i = 0; i < run->n_meta; i++) {
+        const struct pps_meta_entry *e = &run->meta[i];
+        if (strcmp(e->key, key) == 0 && (!best || e->rank < best_rank)) {
+            best = e->value;
+            best_rank = e->rank;
+        }
+    }
+    return best;
+}
+
+const char *pps_run_span_name(const struct pps_run *run, const struct pps_span *span)
+{
+    if (!run || !span || span->name_id < 0 || (size_t)span->name_id >= run->n_names)
+        return NULL;
+    return run->names[span->name_id];
+}

@@ -1,0 +1,198 @@
+/*
+ * storage.h - the trace store: ppscope's SQLite schema, the shard writer, the run reader, merge.
+ *
+ * A run is a directory holding one SQLite shard per rank, "rank-00000.db", "rank-00001.db", ...
+ * in WAL mode, so a viewer reads while the rank writes. `ppscope merge` makes one portable file
+ * of the same schema; the reader accepts either. The schema is documented in docs/schema.md;
+ * PRAGMA application_id marks a ppscope file and PRAGMA user_version is the schema version.
+ * Only this module includes sqlite3.h.
+ *
+ * Times are nanoseconds on the writing rank's monotonic clock. The reader maps them onto rank 0's
+ * clock with the offsets the rank stored (meta keys clock_offset_*), interpolated linearly.
+ *
+ * Threads: a writer, like a loaded run, belongs to one thread at a time (its SQLite connection
+ * runs without a mutex, for speed). Any number of writers and readers, in any processes, may work
+ * on one run at once.
+ */
+#ifndef PPS_STORAGE_H
+#define PPS_STORAGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pps_error.h"
+
+#define PPS_SCHEMA_VERSION 1
+#define PPS_APPLICATION_ID 0x50505331 /* "PPS1" */
+
+enum pps_span_kind {
+    PPS_SPAN_F = 1,    /* forward */
+    PPS_SPAN_B = 2,    /* backward, input gradient */
+    PPS_SPAN_W = 3,    /* backward, weight gradient */
+    PPS_SPAN_BW = 4,   /* backward, fused */
+    PPS_SPAN_SEND = 5, /* p2p send (peer, bytes) */
+    PPS_SPAN_RECV = 6, /* p2p receive (peer, bytes) */
+    PPS_SPAN_WAIT = 7, /* blocked waiting for data (peer) */
+    PPS_SPAN_OPT = 8,  /* optimizer step */
+    PPS_SPAN_ROLLBACK = 9,
+    PPS_SPAN_KERNEL = 10, /* device kernel (name_id, corr) */
+    PPS_SPAN_MEMCPY = 11, /* device copy (bytes, corr) */
+    PPS_SPAN_RANGE = 12,  /* a named range that is not a pipeline op (name_id) */
+    PPS_SPAN_KIND_COUNT = 13,
+};
+
+enum pps_clock {
+    PPS_CLOCK_HOST = 0,
+    PPS_CLOCK_DEVICE = 1,
+};
+
+/* "F", "B", "W", "BW", "SEND", "RECV", "WAIT", "OPT", "ROLLBACK", "KERNEL", "MEMCPY", "RANGE";
+ * "?" for a kind out of range. parse returns -1 for an unknown name. */
+const char *pps_span_kind_name(int kind);
+int pps_span_kind_parse(const char *name);
+/* F, B, W, BW and OPT: the work that makes a stage busy. */
+int pps_span_kind_is_compute(int kind);
+
+struct pps_span {
+    int64_t start_ns, end_ns;
+    int64_t bytes;   /* SEND, RECV, MEMCPY; 0 otherwise */
+    int64_t corr;    /* correlation between a device span and its host op; 0 for none */
+    int32_t iter;    /* iteration, -1 if unknown */
+    int32_t mb;      /* microbatch, -1 if none */
+    int32_t peer;    /* peer stage for SEND/RECV/WAIT, -1 otherwise */
+    int32_t name_id; /* KERNEL/RANGE: id from pps_store_writer_name(), -1 otherwise; after
+                        pps_run_load() an index into run->names */
+    int16_t stage;
+    int16_t chunk;
+    uint8_t kind;  /* enum pps_span_kind */
+    uint8_t clock; /* enum pps_clock */
+    int16_t rank;  /* set by the reader; the writer stores its own rank */
+};
+
+/* Per-iteration figures of one stage. NaN for an unknown double, -1 for an unknown integer. */
+struct pps_metric {
+    int32_t iter;
+    int32_t stage;
+    double loss;
+    double grad_norm;
+    int64_t act_bytes; /* peak activation bytes in the iteration */
+    int64_t pending_w; /* peak pending W count */
+    int64_t dropped;   /* spans the tracer dropped in the iteration */
+    int16_t rank;      /* set by the reader */
+};
+
+/* ------------------------------------------------------------------------------------------- */
+/* Writer: one per rank                                                                        */
+/* ------------------------------------------------------------------------------------------- */
+
+struct pps_store_writer;
+
+/*
+ * Creates run_dir (and parents) if needed and a new shard for rank (0..32767) in it, WAL mode,
+ * schema v1, with meta rank, complete=0, created_unix, ppscope_version and host already set.
+ * Fails with PPS_EINVAL if that rank's shard already exists (a run is never overwritten), naming
+ * the file. On failure *out is NULL and no shard is left behind.
+ */
+int pps_store_writer_open(const char *run_dir, int rank, struct pps_store_writer **out,
+                          struct pps_err *err);
+/* Sets a run metadata key (replacing an earlier value). Keys: see docs/schema.md. */
+int pps_store_writer_meta(struct pps_store_writer *w, const char *key, const char *value,
+                          struct pps_err *err);
+int pps_store_writer_meta_int(struct pps_store_writer *w, const char *key, int64_t value,
+                              struct pps_err *err);
+/* Interns a name (kernel, NVTX range) and returns its id for pps_span.name_id: the same name gets
+ * the same id; ids are 0, 1, 2, ... per shard. A new name is written at once. */
+int pps_store_writer_name(struct pps_store_writer *w, const char *name, int32_t *id,
+                          struct pps_err *err);
+/*
+ * Appends n spans (or metrics) in one transaction through prepared statements: all of the batch or
+ * none of it. span.rank is ignored (the shard's rank is stored). A span with a kind out of range,
+ * a negative stage or an unknown clock fails the whole batch with PPS_EINVAL before anything is
+ * written. NaN in a metric is stored as NULL and read back as NaN. n == 0 does nothing.
+ */
+int pps_store_writer_spans(struct pps_store_writer *w, const struct pps_span *spans, size_t n,
+                           struct pps_err *err);
+int pps_store_writer_metrics(struct pps_store_writer *w, const struct pps_metric *metrics, size_t n,
+                             struct pps_err *err);
+/*
+ * Closes the shard. complete != 0 records meta complete=1: a shard without it (the rank died)
+ * still opens, and readers say the run is incomplete. pps_store_writer_close(NULL, ...) is a
+ * no-op. Frees w even on error.
+ */
+int pps_store_writer_close(struct pps_store_writer *w, int complete, struct pps_err *err);
+
+/* ------------------------------------------------------------------------------------------- */
+/* Reader                                                                                      */
+/* ------------------------------------------------------------------------------------------- */
+
+struct pps_meta_entry {
+    int rank;
+    char *key;
+    char *value;
+};
+
+struct pps_stage_spans {
+    struct pps_span *spans; /* sorted by start_ns, then end_ns */
+    size_t n;
+};
+
+struct pps_run {
+    char *path;   /* as given */
+    int merged;   /* 1: a merged file (or any one file), 0: a run directory */
+    int n_shards; /* shards read; for one file, the ranks in it */
+    int complete; /* 1 when every shard was closed complete */
+
+    /* From rank 0's metadata (or the first rank's); 0 / NULL where absent. */
+    char *schedule;
+    int p, m, v;
+
+    struct pps_meta_entry *meta;
+    size_t n_meta;
+
+    int n_stages; /* max(p, highest stage seen + 1) */
+    struct pps_stage_spans *stages;
+    size_t n_spans;
+    int n_iters;          /* highest iteration of a span + 1; 0 without spans */
+    int64_t t_min, t_max; /* over all spans, after clock alignment; 0 without spans */
+
+    struct pps_metric *metrics; /* sorted by iter, then stage, then rank */
+    size_t n_metrics;
+
+    char **names; /* every shard's names; spans' name_id index this after loading */
+    size_t n_names;
+};
+
+/*
+ * Loads a run: a directory of shards or a merged file (or a single shard file: merged = 1 and
+ * n_shards = the ranks in it). Shards are opened read-only, each read in one snapshot, also while
+ * a rank is writing it. Host-clock spans of a rank whose meta has clock_offset_start_ns (and
+ * optionally clock_offset_end_ns, clock_sync_start_ns, clock_sync_end_ns) are moved onto rank 0's
+ * clock: t + offset(t), offset linear through the two sync points (extrapolated beyond them),
+ * constant with one offset; device-clock spans are left as written. Every loaded span has a known
+ * kind (1 .. PPS_SPAN_KIND_COUNT - 1), a clock of enum pps_clock and a stage below n_stages, so
+ * arrays indexed by them are safe; a file with others is PPS_EFORMAT.
+ *
+ * Bad input gets a one-line reason naming the file: missing (PPS_ENOENT), an empty directory
+ * (PPS_ENOENT), not a ppscope trace or truncated/corrupted, or meta p/m/v that is not a count
+ * (PPS_EFORMAT), a newer schema (PPS_EVERSION). Never crashes on bad files. On failure *out is
+ * NULL.
+ */
+int pps_run_load(const char *path, struct pps_run **out, struct pps_err *err);
+/* Frees every pointer in run, each on its own (stages[i].spans, meta keys and values, names[i]),
+ * so a run built by hand with malloc, as tests do, is freed by it too. NULL is a no-op. */
+void pps_run_free(struct pps_run *run);
+/* Rank 0's value of key (or the lowest rank that has it); NULL if none. */
+const char *pps_run_meta(const struct pps_run *run, const char *key);
+/* The name of a span with a name_id, or NULL. */
+const char *pps_run_span_name(const struct pps_run *run, const struct pps_span *span);
+
+/*
+ * Merges a run directory into one file (which must not exist: PPS_EINVAL) in rollback-journal
+ * mode, holding every shard's rows unchanged: ranks, raw times and the clock offsets, so that
+ * pps_run_load() of the file gives the same run as of the directory. Every shard is checked
+ * first; bad input fails as pps_run_load() does, and no output is left behind on any failure.
+ * A shard being written contributes what it had committed.
+ */
+int pps_run_merge(const char *run_dir, const char *out_file, struct pps_err *err);
+
+#endif

@@ -1,0 +1,557 @@
+/*
+ * writer.c - one rank's shard: created once (never overwritten), WAL mode so a viewer reads while
+ * the rank writes, spans and metrics appended in one transaction per batch through statements
+ * prepared once, names interned in memory so a repeated name costs a hash lookup.
+ *
+ * The tracer's flusher calls this with millions of spans a second: the batch loop binds integers
+ * into a reused statement and allocates nothing.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pps_config.h"
+#include "storage_int.h"
+
+/* Rows per step of the multi-row span insert (13 parameters each: far below SQLite's limit). */
+#define PPS__SPAN_ROWS 64
+
+#define SPAN_INSERT                                                                                \
+    "INSERT INTO spans (kind, stage, chunk, mb, iter, start_ns, end_ns, peer, bytes, name_id, "    \
+    "clock, corr, rank) VALUES "
+#define SPAN_ROW "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+
+struct pps_store_writer {
+    sqlite3 *db;
+    char *path; /* the shard, for messages */
+    int rank;
+
+    sqlite3_stmt *ins_span, *ins_spans, *ins_metric, *set_meta, *ins_name;
+    sqlite3_stmt *begin, *commit;
+
+    /* Interned names: strs[id] is the name of id; slots is an open-addressing hash table of
+     * ids (-1 for an empty slot), n_slots a power of two at least twice n_strs. */
+    char **strs;
+    size_t n_strs, cap_strs;
+    int32_t *slots;
+    size_t n_slots;
+};
+
+/* mkdir -p: every missing component of dir, then dir must be a directory. */
+static int make_dirs(const char *dir, struct pps_err *err)
+{
+    struct stat st;
+    char *p = strdup(dir);
+    int rc = 0;
+
+    if (!p) {
+        rc = pps_err_set(err, PPS_ENOMEM, "%s: out of memory", dir);
+        goto out;
+    }
+    for (char *s = p + 1;; s++) {
+        char c = *s;
+        if (c != '/' && c != '\0')
+            continue;
+        *s = '\0';
+        if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+            rc = pps_err_set(err, errno == ENOTDIR ? PPS_EINVAL : PPS_EIO,
+                             "%s: cannot create the run directory (%s)", dir, strerror(errno));
+            goto out;
+        }
+        *s = c;
+        if (!c)
+            break;
+    }
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        rc = pps_err_set(err, PPS_EINVAL, "%s: not a directory", dir);
+        goto out;
+    }
+out:
+    free(p);
+    return rc;
+}
+
+static int prepare(struct pps_store_writer *w, const char *sql, sqlite3_stmt **st,
+                   struct pps_err *err)
+{
+    int rc = sqlite3_prepare_v3(w->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL);
+    if (rc != SQLITE_OK)
+        return pps__sql_fail(w->db, rc, w->path, "cannot prepare", err);
+    return 0;
+}
+
+/* Steps a statement that returns no rows and makes it ready for the next use. */
+static int run_stmt(sqlite3_stmt *st)
+{
+    int rc = sqlite3_step(st);
+    int reset = sqlite3_reset(st);
+    return rc == SQLITE_DONE ? reset : rc;
+}
+
+/* After a failed statement inside a batch: undo the batch unless SQLite already did. */
+static void abandon_batch(struct pps_store_writer *w)
+{
+    if (!sqlite3_get_autocommit(w->db))
+        sqlite3_exec(w->db, "ROLLBACK", NULL, NULL, NULL); /* the first error is reported */
+}
+
+/*
+ * One statement that inserts PPS__SPAN_ROWS rows: what each step costs besides the rows (running
+ * the statement's program from the start, resetting it) is paid once per group. That took a shard
+ * from 1.0 to 1.9 million spans a second on the machine where it was measured.
+ */
+static int prepare_multi(struct pps_store_writer *w, struct pps_err *err)
+{
+    size_t n = sizeof(SPAN_INSERT) + PPS__SPAN_ROWS * (sizeof(SPAN_ROW) + 1);
+    char *sql = malloc(n), *p;
+    int rc;
+
+    if (!sql)
+        return pps_err_set(err, PPS_ENOMEM, "%s: out of memory", w->path);
+    p = sql + sprintf(sql, "%s", SPAN_INSERT);
+    for (int r = 0; r < PPS__SPAN_ROWS; r++)
+        p += sprintf(p, "%s%s", r ? "," : "", SPAN_ROW);
+    rc = prepare(w, sql, &w->ins_spans, err);
+    free(sql);
+    return rc;
+}
+
+static int prepare_all(struct pps_store_writer *w, struct pps_err *err)
+{
+    int rc;
+
+    if ((rc = prepare(w, SPAN_INSERT SPAN_ROW, &w->ins_span, err)) ||
+        (rc = prepare(w,
+                      "INSERT INTO metrics (rank, iter, stage, loss, grad_norm, act_bytes, "
+                      "pending_w, dropped) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                      &w->ins_metric, err)) ||
+        (rc = prepare(w, "INSERT OR REPLACE INTO meta (rank, key, value) VALUES (?, ?, ?)",
+                      &w->set_meta, err)) ||
+        (rc = prepare(w, "INSERT INTO names (rank, id, name) VALUES (?, ?, ?)", &w->ins_name,
+                      err)) ||
+        (rc = prepare(w, "BEGIN", &w->begin, err)) || (rc = prepare(w, "COMMIT", &w->commit, err)))
+        return rc;
+    if ((rc = prepare_multi(w, err)))
+        return rc;
+    /* Bindings survive sqlite3_reset(): the rank is bound once for good. */
+    rc = sqlite3_bind_int(w->ins_span, 13, w->rank);
+    for (int r = 0; rc == SQLITE_OK && r < PPS__SPAN_ROWS; r++)
+        rc = sqlite3_bind_int(w->ins_spans, r * 13 + 13, w->rank);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int(w->ins_metric, 1, w->rank);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int(w->set_meta, 1, w->rank);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int(w->ins_name, 1, w->rank);
+    if (rc != SQLITE_OK)
+        return pps__sql_fail(w->db, rc, w->path, "cannot prepare", err);
+    return 0;
+}
+
+/* The keys every shard gets at creation; the caller adds the rest and may replace host. */
+static int initial_meta(struct pps_store_writer *w, struct pps_err *err)
+{
+    char host[256];
+    int rc;
+
+    if ((rc = pps_store_writer_meta_int(w, "rank", w->rank, err)) ||
+        (rc = pps_store_writer_meta_int(w, "complete", 0, err)) ||
+        (rc = pps_store_writer_meta_int(w, "created_unix", (int64_t)time(NULL), err)) ||
+        (rc = pps_store_writer_meta(w, "ppscope_version", PPS_VERSION, err)))
+        return rc;
+    if (gethostname(host, sizeof(host)) == 0) {
+        host[sizeof(host) - 1] = '\0';
+        rc = pps_store_writer_meta(w, "host", host, err);
+    }
+    return rc;
+}
+
+/* Removes the -wal and -shm files beside a shard; -1 when out of memory. */
+static int unlink_side_files(const char *path)
+{
+    char *side = malloc(strlen(path) + 5);
+
+    if (!side)
+        return -1;
+    sprintf(side, "%s-wal", path);
+    unlink(side);
+    sprintf(side, "%s-shm", path);
+    unlink(side);
+    free(side);
+    return 0;
+}
+
+static void writer_free(struct pps_store_writer *w)
+{
+    /* finalize returns the last step's error, already reported; it cannot fail itself. */
+    sqlite3_finalize(w->ins_span);
+    sqlite3_finalize(w->ins_spans);
+    sqlite3_finalize(w->ins_metric);
+    sqlite3_finalize(w->set_meta);
+    sqlite3_finalize(w->ins_name);
+    sqlite3_finalize(w->begin);
+    sqlite3_finalize(w->commit);
+    for (size_t i = 0; i < w->n_strs; i++)
+        free(w->strs[i]);
+    free(w->strs);
+    free(w->slots);
+    free(w->path);
+    free(w);
+}
+
+int pps_store_writer_open(const char *run_dir, int rank, struct pps_store_writer **out,
+                          struct pps_err *err)
+{
+    struct pps_store_writer *w = NULL;
+    const char *mode;
+    sqlite3_stmt *st = NULL;
+    char name[32], *uri = NULL;
+    int created = 0, fd, rc;
+
+    if (out)
+        *out = NULL;
+    if (!run_dir || !*run_dir || !out) {
+        rc = pps_err_set(err, PPS_EINVAL, "pps_store_writer_open: no run directory");
+        goto out;
+    }
+    if (rank < 0 || rank > INT16_MAX) {
+        rc = pps_err_set(err, PPS_EINVAL, "%s: rank %d is not in 0..%d", run_dir, rank, INT16_MAX);
+        goto out;
+    }
+    if ((rc = make_dirs(run_dir, err)))
+        goto out;
+    snprintf(name, sizeof(name), PPS__SHARD_FMT, rank);
+    if (!(w = calloc(1, sizeof(*w))) || !(w->path = pps__path_join(run_dir, name))) {
+        rc = pps_err_set(err, PPS_ENOMEM, "%s: out of memory", run_dir);
+        goto out;
+    }
+    w->rank = rank;
+
+    /* O_EXCL makes "never overwrite" hold even when two writers race for one rank. */
+    fd = open(w->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0) {
+        if (errno == EEXIST)
+            rc =
+                pps_err_set(err, PPS_EINVAL,
+                            "%s: already exists (ppscope never overwrites a run's shard)", w->path);
+        else
+            rc = pps_err_set(err, PPS_EIO, "%s: cannot create (%s)", w->path, strerror(errno));
+        goto out;
+    }
+    close(fd);
+    created = 1;
+    /* The file is new, so a -wal or -shm beside it is left from a removed shard: SQLite would
+     * replay that log into this one. */
+    if (unlink_side_files(w->path) != 0) {
+        rc = pps_err_set(err, PPS_ENOMEM, "%s: out of memory", w->path);
+        goto out;
+    }
+
+    if (!(uri = pps__file_uri(w->path, "mode=rw"))) {
+        rc = pps_err_set(err, PPS_ENOMEM, "%s: out of memory", w->path);
+        goto out;
+    }
+    rc = sqlite3_open_v2(uri, &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI,
+                         NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_extended_result_codes(w->db, 1);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_busy_timeout(w->db, PPS__BUSY_TIMEOUT_MS);
+    if (rc != SQLITE_OK) {
+        rc = pps__sql_fail(w->db, rc, w->path, "cannot open", err);
+        goto out;
+    }
+    rc = sqlite3_prepare_v2(w->db, "PRAGMA journal_mode = WAL", -1, &st, NULL);
+    if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW)
+        rc = SQLITE_OK;
+    if (rc != SQLITE_OK) {
+        rc = pps__sql_fail(w->db, rc, w->path, "cannot set WAL mode", err);
+        goto out;
+    }
+    /* Without WAL a viewer could not read while the rank writes: better say so now. */
+    mode = (const char *)sqlite3_column_text(st, 0);
+    if (!mode || strcmp(mode, "wal") != 0) {
+        rc = pps_err_set(err, PPS_EIO, "%s: this file system does not allow WAL mode (got '%s')",
+                         w->path, mode ? mode : "?");
+        goto out;
+    }
+    sqlite3_finalize(st); /* a statement still running would keep COMMIT from working */
+    st = NULL;
+    if ((rc = pps__exec(w->db, "PRAGMA synchronous = NORMAL", w->path, "cannot open", err)) ||
+        (rc = pps__schema_create(w->db, w->path, err)) || (rc = prepare_all(w, err)) ||
+        (rc = initial_meta(w, err)))
+        goto out;
+    *out = w;
+    w = NULL;
+out:
+    free(uri);
+    sqlite3_finalize(st);
+    if (w) {
+        sqlite3 *db = w->db;
+        char *path = w->path;
+        w->path = NULL;
+        writer_free(w);
+        sqlite3_close(db); /* statements are finalized: this closes */
+        if (created) {
+            unlink(path);
+            unlink_side_files(path);
+        }
+        free(path);
+    }
+    return rc;
+}
+
+int pps_store_writer_meta(struct pps_store_writer *w, const char *key, const char *value,
+                          struct pps_err *err)
+{
+    int rc;
+
+    if (!w || !key || !*key || !value)
+        return pps_err_set(err, PPS_EINVAL, "pps_store_writer_meta: no writer, key or value");
+    /* TRANSIENT: SQLite copies the strings, so none of the caller's pointers outlive the call
+     * (metadata is written a few times per run, the copy costs nothing). */
+    rc = sqlite3_bind_text(w->set_meta, 2, key, -1, SQLITE_TRANSIENT);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_text(w->set_meta, 3, value, -1, SQLITE_TRANSIENT);
+    if (rc == SQLITE_OK)
+        rc = run_stmt(w->set_meta);
+    if (rc != SQLITE_OK)
+        rc = pps__sql_fail(w->db, rc, w->path, "cannot write metadata", err);
+    return rc;
+}
+
+int pps_store_writer_meta_int(struct pps_store_writer *w, const char *key, int64_t value,
+                              struct pps_err *err)
+{
+    char buf[32];
+    snprintf(buf, sizeof(buf), "%" PRId64, value);
+    return pps_store_writer_meta(w, key, buf, err);
+}
+
+static uint64_t hash_name(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+/* The id of name, or -1 with *slot the empty slot where it belongs. n_slots must be > 0. */
+static int32_t names_find(const struct pps_store_writer *w, const char *name, size_t *slot)
+{
+    size_t mask = w->n_slots - 1;
+    size_t i = (size_t)hash_name(name) & mask;
+
+    while (w->slots[i] >= 0) {
+        if (!strcmp(w->strs[w->slots[i]], name))
+            return w->slots[i];
+        i = (i + 1) & mask;
+    }
+    *slot = i;
+    return -1;
+}
+
+/* Room for one more name: strs grows by doubling, slots stay at most half full. */
+static int names_reserve(struct pps_store_writer *w)
+{
+    if (w->n_strs == w->cap_strs) {
+        size_t cap = w->cap_strs ? 2 * w->cap_strs : 64;
+        char **strs = realloc(w->strs, cap * sizeof(*strs));
+        if (!strs)
+            return -1;
+        w->strs = strs;
+        w->cap_strs = cap;
+    }
+    if ((w->n_strs + 1) * 2 > w->n_slots) {
+        size_t n = w->n_slots ? 2 * w->n_slots : 128;
+        int32_t *slots = malloc(n * sizeof(*slots));
+        if (!slots)
+            return -1;
+        for (size_t i = 0; i < n; i++)
+            slots[i] = -1;
+        for (size_t id = 0; id < w->n_strs; id++) {
+            size_t i = (size_t)hash_name(w->strs[id]) & (n - 1);
+            while (slots[i] >= 0)
+                i = (i + 1) & (n - 1);
+            slots[i] = (int32_t)id;
+        }
+        free(w->slots);
+        w->slots = slots;
+        w->n_slots = n;
+    }
+    return 0;
+}
+
+int pps_store_writer_name(struct pps_store_writer *w, const char *name, int32_t *id,
+                          struct pps_err *err)
+{
+    char *copy = NULL;
+    size_t slot = 0;
+    int32_t found;
+    int rc = 0;
+
+    if (!w || !name || !id) {
+        rc = pps_err_set(err, PPS_EINVAL, "pps_store_writer_name: no writer, name or id");
+        goto out;
+    }
+    if (w->n_slots && (found = names_find(w, name, &slot)) >= 0) {
+        *id = found;
+        goto out;
+    }
+    if (w->n_strs >= INT32_MAX) {
+        rc = pps_err_set(err, PPS_EINVAL, "%s: too many names", w->path);
+        goto out;
+    }
+    if (names_reserve(w) != 0 || !(copy = strdup(name))) {
+        rc = pps_err_set(err, PPS_ENOMEM, "%s: out of memory", w->path);
+        goto out;
+    }
+    names_find(w, name, &slot); /* the table may have grown: find the slot again */
+    rc = sqlite3_bind_int(w->ins_name, 2, (int)w->n_strs);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_text(w->ins_name, 3, copy, -1, SQLITE_STATIC); /* lives in strs */
+    if (rc == SQLITE_OK)
+        rc = run_stmt(w->ins_name);
+    if (rc != SQLITE_OK) {
+        rc = pps__sql_fail(w->db, rc, w->path, "cannot write a name", err);
+        goto out;
+    }
+    w->strs[w->n_strs] = copy;
+    w->slots[slot] = (int32_t)w->n_strs;
+    *id = (int32_t)w->n_strs++;
+    copy = NULL;
+out:
+    free(copy);
+    return rc;
+}
+
+/* Binds one span's 12 columns after parameter base (the rank, 13th, is bound for good). */
+static int bind_span(sqlite3_stmt *st, int base, const struct pps_span *s)
+{
+    /* SQLITE_OK is 0: or-ing the results tells whether any bind failed. */
+    return sqlite3_bind_int(st, base + 1, s->kind) | sqlite3_bind_int(st, base + 2, s->stage) |
+           sqlite3_bind_int(st, base + 3, s->chunk) | sqlite3_bind_int(st, base + 4, s->mb) |
+           sqlite3_bind_int(st, base + 5, s->iter) | sqlite3_bind_int64(st, base + 6, s->start_ns) |
+           sqlite3_bind_int64(st, base + 7, s->end_ns) | sqlite3_bind_int(st, base + 8, s->peer) |
+           sqlite3_bind_int64(st, base + 9, s->bytes) |
+           sqlite3_bind_int(st, base + 10, s->name_id) | sqlite3_bind_int(st, base + 11, s->clock) |
+           sqlite3_bind_int64(st, base + 12, s->corr);
+}
+
+int pps_store_writer_spans(struct pps_store_writer *w, const struct pps_span *spans, size_t n,
+                           struct pps_err *err)
+{
+    sqlite3_stmt *st;
+    size_t i;
+    int rc = 0;
+
+    if (!w || (n && !spans))
+        return pps_err_set(err, PPS_EINVAL, "pps_store_writer_spans: no writer or spans");
+    if (n == 0)
+        return 0;
+    /* A bad span would only surface when a reader trips on it: refuse the batch now. */
+    for (i = 0; i < n; i++) {
+        const struct pps_span *s = &spans[i];
+        if (s->kind < 1 || s->kind >= PPS_SPAN_KIND_COUNT || s->stage < 0 ||
+            s->clock > PPS_CLOCK_DEVICE)
+            return pps_err_set(err, PPS_EINVAL,
+                               "%s: span %zu of the batch is invalid (kind %d, stage %d, clock %d)",
+                               w->path, i, s->kind, s->stage, s->clock);
+    }
+    if ((rc = run_stmt(w->begin)) != SQLITE_OK)
+        goto fail;
+    for (i = 0; i < n;) {
+        /* Whole groups of rows go through the multi-row statement, the rest one by one. */
+        size_t rows = n - i >= PPS__SPAN_ROWS ? PPS__SPAN_ROWS : 1;
+        st = rows > 1 ? w->ins_spans : w->ins_span;
+        for (size_t r = 0; r < rows; r++)
+            if ((rc = bind_span(st, (int)r * 13, &spans[i + r])) != SQLITE_OK) {
+                rc = SQLITE_MISUSE;
+                goto fail;
+            }
+        if ((rc = run_stmt(st)) != SQLITE_OK)
+            goto fail;
+        i += rows;
+    }
+    if ((rc = run_stmt(w->commit)) != SQLITE_OK)
+        goto fail;
+    return 0;
+fail:
+    rc = pps__sql_fail(w->db, rc, w->path, "cannot write spans", err);
+    abandon_batch(w);
+    return rc;
+}
+
+static int bind_double_or_null(sqlite3_stmt *st, int i, double v)
+{
+    return isnan(v) ? sqlite3_bind_null(st, i) : sqlite3_bind_double(st, i, v);
+}
+
+int pps_store_writer_metrics(struct pps_store_writer *w, const struct pps_metric *metrics, size_t n,
+                             struct pps_err *err)
+{
+    sqlite3_stmt *st;
+    int rc = 0;
+
+    if (!w || (n && !metrics))
+        return pps_err_set(err, PPS_EINVAL, "pps_store_writer_metrics: no writer or metrics");
+    if (n == 0)
+        return 0;
+    st = w->ins_metric;
+    if ((rc = run_stmt(w->begin)) != SQLITE_OK)
+        goto fail;
+    for (size_t i = 0; i < n; i++) {
+        const struct pps_metric *m = &metrics[i];
+        rc = sqlite3_bind_int(st, 2, m->iter) | sqlite3_bind_int(st, 3, m->stage) |
+             bind_double_or_null(st, 4, m->loss) | bind_double_or_null(st, 5, m->grad_norm) |
+             sqlite3_bind_int64(st, 6, m->act_bytes) | sqlite3_bind_int64(st, 7, m->pending_w) |
+             sqlite3_bind_int64(st, 8, m->dropped);
+        if (rc != SQLITE_OK) {
+            rc = SQLITE_MISUSE;
+            goto fail;
+        }
+        if ((rc = run_stmt(st)) != SQLITE_OK)
+            goto fail;
+    }
+    if ((rc = run_stmt(w->commit)) != SQLITE_OK)
+        goto fail;
+    return 0;
+fail:
+    rc = pps__sql_fail(w->db, rc, w->path, "cannot write metrics", err);
+    abandon_batch(w);
+    return rc;
+}
+
+int pps_store_writer_close(struct pps_store_writer *w, int complete, struct pps_err *err)
+{
+    sqlite3 *db;
+    char *path;
+    int rc = 0, crc;
+
+    if (!w)
+        return 0;
+    if (complete)
+        rc = pps_store_writer_meta(w, "complete", "1", err);
+    db = w->db;
+    path = w->path;
+    w->path = NULL;
+    writer_free(w);
+    /* The last connection checkpoints the log into the shard and removes it. */
+    crc = sqlite3_close(db);
+    if (crc != SQLITE_OK) {
+        if (!rc)
+            rc = pps__sql_fail(db, crc, path, "cannot close", err);
+        sqlite3_close_v2(db); /* let SQLite release it when it can */
+    }
+    free(path);
+    return rc;
+}

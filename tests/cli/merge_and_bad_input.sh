@@ -1,0 +1,114 @@
+#!/bin/sh
+# merge_and_bad_input.sh - `ppscope merge` end to end: --help, bad flags, a real merge of a run
+# written by pps_mkrun, and bad input (missing, empty, not a trace, existing output), each an exit
+# code and exactly one line on stderr.
+#
+# usage: merge_and_bad_input.sh PPSCOPE   (PPS_MKRUN in the environment: the pps_mkrun helper)
+set -u
+
+PPS=$1
+MKRUN=${PPS_MKRUN:-}
+if [ -z "$MKRUN" ] || [ ! -x "$MKRUN" ]; then
+    echo "skipped: PPS_MKRUN does not name the pps_mkrun helper" >&2
+    exit 77
+fi
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/pps-merge-XXXXXX") || exit 1
+trap 'rm -rf "$T"' EXIT INT TERM
+failures=0
+
+fail() {
+    echo "FAIL: $*" >&2
+    failures=$((failures + 1))
+}
+
+# expect CODE ARGS...: runs ppscope ARGS, output in $T/out and $T/err; checks the exit code, and
+# for a failure that stderr is one line starting "ppscope merge: ".
+expect() {
+    want=$1
+    shift
+    "$PPS" "$@" >"$T/out" 2>"$T/err"
+    got=$?
+    if [ "$got" -ne "$want" ]; then
+        fail "ppscope $* exited $got, expected $want; stderr: $(cat "$T/err")"
+        return
+    fi
+    if [ "$want" -ne 0 ]; then
+        lines=$(wc -l <"$T/err")
+        [ "$lines" -eq 1 ] || fail "ppscope $*: $lines lines on stderr, expected 1: $(cat "$T/err")"
+        grep -q '^ppscope merge: ' "$T/err" || fail "ppscope $*: stderr '$(cat "$T/err")'"
+    fi
+}
+
+# stderr_has TEXT: the last command's stderr contains TEXT.
+stderr_has() {
+    grep -qF -- "$1" "$T/err" || fail "stderr '$(cat "$T/err")' lacks '$1'"
+}
+
+# --help: usage on stdout, exit 0
+expect 0 merge --help
+grep -q '^usage: ppscope merge RUN -o FILE' "$T/out" || fail "merge --help printed: $(cat "$T/out")"
+[ -s "$T/err" ] && fail "merge --help wrote to stderr: $(cat "$T/err")"
+expect 0 merge -h
+
+# bad flags and missing arguments: exit 2
+expect 2 merge --bogus
+stderr_has "unknown option '--bogus'"
+expect 2 merge
+expect 2 merge "$T/run"
+expect 2 merge "$T/run" -o
+expect 2 merge "$T/a" "$T/b" -o "$T/x.db"
+
+# a real run, merged
+"$MKRUN" "$T/run" --ranks 3 || { fail "pps_mkrun failed"; exit 1; }
+expect 0 merge "$T/run" -o "$T/merged.db"
+[ -s "$T/merged.db" ] || fail "no merged file"
+[ -e "$T/merged.db-journal" ] && fail "merge left a journal"
+[ -s "$T/out" ] && fail "merge printed on success: $(cat "$T/out")"
+expect 0 merge --output="$T/merged2.db" "$T/run"
+cmp -s "$T/merged.db" "$T/merged2.db" || fail "merging twice gave different files"
+
+# the merged file is a ppscope trace that holds every rank (checked when sqlite3 is at hand)
+if command -v sqlite3 >/dev/null 2>&1; then
+    got=$(sqlite3 "$T/merged.db" "PRAGMA application_id; PRAGMA user_version;
+        SELECT count(DISTINCT rank) FROM spans; SELECT count(*) FROM spans;
+        SELECT value FROM meta WHERE rank = 1 AND key = 'clock_offset_start_ns';" | tr '\n' ' ')
+    [ "$got" = "1347441457 1 3 78 1000 " ] || fail "merged file holds: $got"
+fi
+
+# never overwrites
+size=$(wc -c <"$T/merged.db")
+expect 2 merge "$T/run" -o "$T/merged.db"
+stderr_has "$T/merged.db: already exists"
+[ "$(wc -c <"$T/merged.db")" -eq "$size" ] || fail "merge touched an existing file"
+
+# a run that does not exist
+expect 2 merge "$T/nowhere" -o "$T/m1.db"
+stderr_has "$T/nowhere: no such file or directory"
+[ -e "$T/m1.db" ] && fail "a failed merge left its output"
+
+# an empty directory
+mkdir "$T/empty"
+expect 2 merge "$T/empty" -o "$T/m2.db"
+stderr_has "$T/empty: no ppscope shards (rank-*.db) in this directory"
+
+# a shard that is not a trace
+mkdir "$T/bad"
+echo "not a database" >"$T/bad/rank-00000.db"
+expect 2 merge "$T/bad" -o "$T/m3.db"
+stderr_has "$T/bad/rank-00000.db: not a ppscope trace"
+[ -e "$T/m3.db" ] && fail "a failed merge left its output"
+
+# a file given as the run
+expect 2 merge "$T/merged.db" -o "$T/m4.db"
+stderr_has "not a run directory"
+
+# a run whose ranks did not finish merges what they flushed
+"$MKRUN" "$T/partial" --incomplete || fail "pps_mkrun --incomplete failed"
+expect 0 merge "$T/partial" -o "$T/partial.db"
+
+if [ "$failures" -ne 0 ]; then
+    echo "$failures failure(s)" >&2
+    exit 1
+fi
+echo "ok"

@@ -1,0 +1,10 @@
+# Tests of storage/: the trace store's unit tests, and `ppscope merge` driven through the CLI on a
+# run written by pps_mkrun (a small helper that writes a run with the writer API).
+pps_unit_test(test_storage pps_storage)
+pps_unit_test(test_storage_bad pps_storage)
+
+add_executable(pps_mkrun unit/mkrun.c)
+target_link_libraries(pps_mkrun PRIVATE pps_storage pps_common)
+
+pps_cli_test(merge_and_bad_input)
+set_tests_properties(merge_and_bad_input PROPERTIES ENVIRONMENT "PPS_MKRUN=$<TARGET_FILE:pps_mkrun>")
