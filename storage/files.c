@@ -192,13 +192,8 @@ int pps__trace_open(const char *path, sqlite3 **out, int *immutable, struct pps_
     *out = NULL;
     if (immutable)
         *immutable = 0;
-    if (stat(path, &st) != 0) {
-        if (errno == ENOENT || errno == ENOTDIR)
-            rc = pps_err_set(err, PPS_ENOENT, "%s: no such file or directory", path);
-        else
-            rc = pps_err_set(err, PPS_EIO, "%s: %s", path, strerror(errno));
+    if ((rc = pps__stat(path, &st, err)))
         goto out;
-    }
     /* SQLite would block on a FIFO and fail obscurely on a directory. */
     if (!S_ISREG(st.st_mode)) {
         rc = pps_err_set(err, PPS_EFORMAT, "%s: not a ppscope trace (not a regular file)", path);
@@ -369,4 +364,13 @@ void pps__shards_release(struct pps__shards *shards)
     free(shards->paths);
     free(shards->ranks);
     memset(shards, 0, sizeof(*shards));
+}
+
+int pps__stat(const char *path, struct stat *st, struct pps_err *err)
+{
+    if (stat(path, st) == 0)
+        return 0;
+    if (errno == ENOENT || errno == ENOTDIR)
+        return pps_err_set(err, PPS_ENOENT, "%s: no such file or directory", path);
+    return pps_err_set(err, PPS_EIO, "%s: %s", path, strerror(errno));
 }

@@ -106,13 +106,8 @@ int pps_run_merge(const char *run_dir, const char *out_file, struct pps_err *err
         rc = pps_err_set(err, PPS_EINVAL, "pps_run_merge: no run directory or output file");
         goto out;
     }
-    if (stat(run_dir, &sb) != 0) {
-        if (errno == ENOENT || errno == ENOTDIR)
-            rc = pps_err_set(err, PPS_ENOENT, "%s: no such file or directory", run_dir);
-        else
-            rc = pps_err_set(err, PPS_EIO, "%s: %s", run_dir, strerror(errno));
+    if ((rc = pps__stat(run_dir, &sb, err)))
         goto out;
-    }
     if (!S_ISDIR(sb.st_mode)) {
         rc = pps_err_set(err, PPS_EINVAL,
                          "%s: not a run directory (merge reads a directory of rank-*.db shards)",

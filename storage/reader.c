@@ -680,13 +680,8 @@ int pps_run_load(const char *path, struct pps_run **out, struct pps_err *err)
         rc = pps_err_set(err, PPS_EINVAL, "pps_run_load: no path");
         goto out;
     }
-    if (stat(path, &st) != 0) {
-        if (errno == ENOENT || errno == ENOTDIR)
-            rc = pps_err_set(err, PPS_ENOENT, "%s: no such file or directory", path);
-        else
-            rc = pps_err_set(err, PPS_EIO, "%s: %s", path, strerror(errno));
+    if ((rc = pps__stat(path, &st, err)))
         goto out;
-    }
     if (!(run = calloc(1, sizeof(*run))) || !(run->path = strdup(path))) {
         rc = pps_err_set(err, PPS_ENOMEM, "%s: out of memory", path);
         goto out;

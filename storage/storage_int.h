@@ -68,6 +68,10 @@ struct pps__shards {
 int pps__shards_list(const char *dir, struct pps__shards *shards, struct pps_err *err);
 void pps__shards_release(struct pps__shards *shards);
 
+/* stat(2) with the one-line reason: "PATH: no such file or directory" is PPS_ENOENT. */
+struct stat;
+int pps__stat(const char *path, struct stat *st, struct pps_err *err);
+
 /* "dir/name" in a new string (no doubled slash), NULL when out of memory. */
 char *pps__path_join(const char *dir, const char *name);
 
