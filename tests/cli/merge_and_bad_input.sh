@@ -6,43 +6,20 @@
 # usage: merge_and_bad_input.sh PPSCOPE   (PPS_MKRUN in the environment: the pps_mkrun helper)
 set -u
 
-PPS=$1
+. "$(dirname "$0")/lib.sh"
+cli_init merge "$1"
 MKRUN=${PPS_MKRUN:-}
 if [ -z "$MKRUN" ] || [ ! -x "$MKRUN" ]; then
     echo "skipped: PPS_MKRUN does not name the pps_mkrun helper" >&2
     exit 77
 fi
 
-T=$(mktemp -d "${TMPDIR:-/tmp}/pps-merge-XXXXXX") || exit 1
-trap 'rm -rf "$T"' EXIT INT TERM
-failures=0
-
-fail() {
-    echo "FAIL: $*" >&2
-    failures=$((failures + 1))
-}
-
-# expect CODE ARGS...: runs ppscope ARGS, output in $T/out and $T/err; checks the exit code, and
-# for a failure that stderr is one line starting "ppscope merge: ".
+# expect CODE ARGS...: expect_exit, and a failure's one line starts "ppscope merge: ".
 expect() {
-    want=$1
-    shift
-    "$PPS" "$@" >"$T/out" 2>"$T/err"
-    got=$?
-    if [ "$got" -ne "$want" ]; then
-        fail "ppscope $* exited $got, expected $want; stderr: $(cat "$T/err")"
-        return
+    expect_exit "$@" || return
+    if [ "$1" -ne 0 ] && ! grep -q '^ppscope merge: ' "$T/err"; then
+        fail "ppscope $*: stderr '$(cat "$T/err")'"
     fi
-    if [ "$want" -ne 0 ]; then
-        lines=$(wc -l <"$T/err")
-        [ "$lines" -eq 1 ] || fail "ppscope $*: $lines lines on stderr, expected 1: $(cat "$T/err")"
-        grep -q '^ppscope merge: ' "$T/err" || fail "ppscope $*: stderr '$(cat "$T/err")'"
-    fi
-}
-
-# stderr_has TEXT: the last command's stderr contains TEXT.
-stderr_has() {
-    grep -qF -- "$1" "$T/err" || fail "stderr '$(cat "$T/err")' lacks '$1'"
 }
 
 # --help: usage on stdout, exit 0
@@ -107,8 +84,4 @@ stderr_has "not a run directory"
 "$MKRUN" "$T/partial" --incomplete || fail "pps_mkrun --incomplete failed"
 expect 0 merge "$T/partial" -o "$T/partial.db"
 
-if [ "$failures" -ne 0 ]; then
-    echo "$failures failure(s)" >&2
-    exit 1
-fi
-echo "ok"
+cli_finish

@@ -3,24 +3,9 @@
 # a run that is exactly a simulated timeline (`ppscope sim --trace`) reports the simulator's
 # bubble, measured and predicted. Usage: report_cli.sh PATH/TO/ppscope
 set -u
-PPS=${1:?usage: report_cli.sh PATH/TO/ppscope}
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/pps-report-XXXXXX") || exit 1
-trap 'rm -rf "$TMP"' EXIT INT TERM
-fails=0
-
-fail() {
-    echo "FAIL: $*" >&2
-    fails=$((fails + 1))
-}
-
-# expect_exit CODE ARGS...: runs ppscope report ARGS, output in $TMP/out and $TMP/err.
-expect_exit() {
-    want=$1
-    shift
-    "$PPS" report "$@" >"$TMP/out" 2>"$TMP/err"
-    got=$?
-    [ "$got" -eq "$want" ] || fail "report $*: exit $got, expected $want ($(cat "$TMP/err"))"
-}
+. "$(dirname "$0")/lib.sh"
+cli_init report "$1"
+TMP=$T
 
 # The first "KEY": value of a one-line JSON document (top-level keys come first in both).
 json_num() {
@@ -32,18 +17,18 @@ same_number() {
 }
 
 # --- help and bad input ---
-expect_exit 0 --help
+expect_exit 0 report --help
 grep -q "usage: ppscope report" "$TMP/out" || fail "report --help does not print usage on stdout"
-expect_exit 2
+expect_exit 2 report
 grep -q "missing RUN" "$TMP/err" || fail "report without RUN does not say so"
-expect_exit 2 --bogus "$TMP"
-expect_exit 2 "$TMP/no-such-run"
+expect_exit 2 report --bogus "$TMP"
+expect_exit 2 report "$TMP/no-such-run"
 [ "$(wc -l <"$TMP/err")" -eq 1 ] || fail "a missing run takes more than one line to explain"
 [ -s "$TMP/out" ] && fail "a missing run printed a report"
 mkdir "$TMP/empty"
-expect_exit 2 "$TMP/empty"
+expect_exit 2 report "$TMP/empty"
 echo "not a trace" >"$TMP/garbage.db"
-expect_exit 2 "$TMP/garbage.db"
+expect_exit 2 report "$TMP/garbage.db"
 [ "$(wc -l <"$TMP/err")" -eq 1 ] || fail "a file that is not a trace takes more than one line"
 
 # --- report of a simulated timeline = the simulation ---
@@ -55,14 +40,14 @@ check_sim() {
         fail "sim $* --trace: $(cat "$TMP/err")"
         return
     fi
-    expect_exit 0 --json "$dir"
+    expect_exit 0 report --json "$dir"
     cp "$TMP/out" "$TMP/report.json"
     sim=$(json_num bubble "$TMP/sim.json")
     measured=$(json_num bubble "$TMP/report.json")
     predicted=$(json_num predicted_bubble "$TMP/report.json")
     same_number "$measured" "$sim" || fail "$name: report bubble $measured, sim bubble $sim"
     same_number "$predicted" "$sim" || fail "$name: predicted bubble $predicted, sim bubble $sim"
-    expect_exit 0 "$dir"
+    expect_exit 0 report "$dir"
     grep -q "^verdict .*within 5 pp of the prediction" "$TMP/out" ||
         fail "$name: text report has no matching verdict: $(cat "$TMP/out")"
 }
@@ -76,10 +61,10 @@ check_sim zb-h1-iters --schedule zb-h1 -p 4 -m 8 --iters 3 --topt 0.5 --tcomm 0.
 # --- a run whose rank did not close its shard (written by storage's pps_mkrun) ---
 if [ -n "${PPS_MKRUN:-}" ]; then
     if "$PPS_MKRUN" "$TMP/incomplete" --ranks 2 --incomplete 2>"$TMP/err"; then
-        expect_exit 0 "$TMP/incomplete"
+        expect_exit 0 report "$TMP/incomplete"
         grep -q "^status    INCOMPLETE: a rank did not close its shard" "$TMP/out" ||
             fail "an incomplete run is not flagged: $(cat "$TMP/out")"
-        expect_exit 0 --json "$TMP/incomplete"
+        expect_exit 0 report --json "$TMP/incomplete"
         grep -q '"complete":false' "$TMP/out" || fail "--json does not say complete:false"
     else
         fail "pps_mkrun: $(cat "$TMP/err")"
@@ -88,5 +73,4 @@ else
     echo "report_cli: PPS_MKRUN not set, the incomplete-run check did not run"
 fi
 
-[ "$fails" -eq 0 ] || exit 1
-echo "report_cli: ok"
+cli_finish
