@@ -20,6 +20,7 @@ enum {
     PPS_EVERSION = -5,  /* written by a newer ppscope */
     PPS_ENOENT = -6,    /* no such file or directory, or an empty run */
     PPS_ESCHEDULE = -7, /* an action list that breaks a rule (counts, order, deadlock) */
+    PPS_EPEER = -8,     /* a peer (another stage or rank) died or left */
 };
 
 struct pps_err {

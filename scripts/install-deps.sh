@@ -3,7 +3,7 @@
 # Uses sudo when not root. Set PPS_DEPS_EXTRA to add packages.
 set -eu
 
-need="cmake make gcc pkg-config libsqlite3-dev sqlite3 libncurses-dev tmux jq"
+need="cmake make gcc pkg-config libsqlite3-dev sqlite3 libncurses-dev tmux jq openmpi-bin libopenmpi-dev libopenblas-dev"
 missing=""
 for pkg in $need ${PPS_DEPS_EXTRA:-}; do
     if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then

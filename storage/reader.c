@@ -661,7 +661,8 @@ static int finish(struct loader *ld, struct pps_err *err)
             have_t = 1;
         }
     }
-    qsort(run->metrics, run->n_metrics, sizeof(*run->metrics), metric_cmp);
+    if (run->n_metrics)
+        qsort(run->metrics, run->n_metrics, sizeof(*run->metrics), metric_cmp);
     return 0;
 }
 

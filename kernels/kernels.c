@@ -1,0 +1,109 @@
+/*
+ * kernels.c - contexts: choosing a backend by name, opening and closing it, and the error that a
+ * context keeps until pps_kernels_sync() reports it.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels_int.h"
+#include "pps_config.h"
+
+/* The backends built in (one behind #ifdef PPS_HAVE_... joins the first list), and the names of
+ * those that a build may lack, for a clear message when one is asked for. */
+static const struct pps__kernels_ops *const backends[] = {&pps__kernels_cpu};
+static const struct {
+    const char *name;
+    const char *needs;
+} optional_backends[] = {{"cuda", "CUDA and cuBLAS"}};
+
+static void list_backends(char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]) && used < len; i++) {
+        int w = snprintf(buf + used, len - used, "%s%s", i ? ", " : "", backends[i]->name);
+        if (w < 0)
+            break;
+        used += (size_t)w;
+    }
+}
+
+int pps_kernels_new(const char *backend, struct pps_kernels **out, struct pps_err *err)
+{
+    const struct pps__kernels_ops *ops = NULL;
+    struct pps_kernels *k = NULL;
+    char have[128];
+    int rc;
+
+    *out = NULL;
+    list_backends(have, sizeof(have));
+    if (!backend)
+        return pps_err_set(err, PPS_EINVAL, "no kernels backend named (have: %s)", have);
+    for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++)
+        if (strcmp(backends[i]->name, backend) == 0)
+            ops = backends[i];
+    if (!ops) {
+        for (size_t i = 0; i < sizeof(optional_backends) / sizeof(optional_backends[0]); i++)
+            if (strcmp(optional_backends[i].name, backend) == 0)
+                return pps_err_set(err, PPS_ENOENT,
+                                   "kernels backend '%s' is not in this build (it needs %s; "
+                                   "have: %s)",
+                                   backend, optional_backends[i].needs, have);
+        return pps_err_set(err, PPS_EINVAL, "unknown kernels backend '%s' (have: %s)", backend,
+                           have);
+    }
+
+    k = calloc(1, sizeof(*k));
+    if (!k)
+        return pps_err_set(err, PPS_ENOMEM, "out of memory opening the %s kernels", backend);
+    k->ops = ops;
+    rc = ops->open(k, err);
+    if (rc < 0) {
+        free(k);
+        return rc;
+    }
+    *out = k;
+    return 0;
+}
+
+void pps_kernels_free(struct pps_kernels *k)
+{
+    if (!k)
+        return;
+    k->ops->close(k);
+    free(k);
+}
+
+const char *pps_kernels_backend(const struct pps_kernels *k)
+{
+    return k->ops->name;
+}
+
+int pps_kernels_sync(struct pps_kernels *k, struct pps_err *err)
+{
+    int code;
+
+    if (!k)
+        return pps_err_set(err, PPS_EINVAL, "kernels: no context");
+    k->ops->sync(k);
+    code = k->err.code;
+    if (code < 0)
+        pps_err_set(err, code, "%s", k->err.msg);
+    k->err.code = 0;
+    k->err.msg[0] = '\0';
+    return code;
+}
+
+int pps__kernels_fail(struct pps_kernels *k, int code, const char *fmt, ...)
+{
+    if (k->err.code == 0) {
+        va_list ap;
+        va_start(ap, fmt);
+        k->err.code = code;
+        vsnprintf(k->err.msg, sizeof(k->err.msg), fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
