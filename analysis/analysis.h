@@ -61,7 +61,8 @@ struct pps_report {
     int sched_kind; /* enum pps_sched_kind, -1 if the run's schedule is unknown */
     int complete;
     int64_t dropped;     /* spans dropped by the tracer, summed over metrics */
-    size_t n_unlabelled; /* spans with no iteration (iter < 0): they open no window */
+    size_t n_unlabelled; /* spans that open no window: no iteration (iter < 0), or a named
+                           range or device span, which never stretch one */
 
     /* Iterations that have spans, in increasing order of iter (gaps in numbering skipped). */
     int n_iters;

@@ -131,6 +131,16 @@ static void measure_stage(const struct stage_index *ix, int64_t t0, int64_t t1,
  * The distinct iteration labels of run, sorted, into *out (NULL when there are none), and how
  * many spans carry none.
  */
+/*
+ * Whether a span's kind marks out its iteration's window: the pipeline's own work and
+ * communication. Named ranges (an NVTX range around the whole program) and device spans (CUPTI
+ * records that may arrive late) are measured inside windows but never stretch them.
+ */
+static int defines_window(int kind)
+{
+    return kind != PPS_SPAN_RANGE && kind != PPS_SPAN_KERNEL && kind != PPS_SPAN_MEMCPY;
+}
+
 static int collect_iters(const struct pps_run *run, int32_t **out, int *n_out, size_t *n_unlabelled,
                          struct pps_err *err)
 {
@@ -142,7 +152,7 @@ static int collect_iters(const struct pps_run *run, int32_t **out, int *n_out, s
     *n_out = 0;
     for (int s = 0; s < run->n_stages; s++) {
         for (size_t i = 0; i < run->stages[s].n; i++)
-            n += run->stages[s].spans[i].iter >= 0;
+            n += run->stages[s].spans[i].iter >= 0 && defines_window(run->stages[s].spans[i].kind);
         n_all += run->stages[s].n;
     }
     *n_unlabelled = n_all - n;
@@ -156,7 +166,7 @@ static int collect_iters(const struct pps_run *run, int32_t **out, int *n_out, s
     n = 0;
     for (int s = 0; s < run->n_stages; s++)
         for (size_t i = 0; i < run->stages[s].n; i++)
-            if (run->stages[s].spans[i].iter >= 0)
+            if (run->stages[s].spans[i].iter >= 0 && defines_window(run->stages[s].spans[i].kind))
                 iters[n++] = run->stages[s].spans[i].iter;
     qsort(iters, n, sizeof(*iters), int32_cmp);
     for (size_t i = 0; i < n; i++)
@@ -192,8 +202,10 @@ static void measure_iters(const struct pps_run *run, const struct stage_index *i
 
             if (it < 0)
                 continue;
-            rep->iters[it].t0 = min64(rep->iters[it].t0, sp->start_ns);
-            rep->iters[it].t1 = max64(rep->iters[it].t1, max64(sp->start_ns, sp->end_ns));
+            if (defines_window(sp->kind)) {
+                rep->iters[it].t0 = min64(rep->iters[it].t0, sp->start_ns);
+                rep->iters[it].t1 = max64(rep->iters[it].t1, max64(sp->start_ns, sp->end_ns));
+            }
             if (sp->kind < PPS_SPAN_KIND_COUNT)
                 rep->iters[it].stages[s].n_ops[sp->kind]++;
         }

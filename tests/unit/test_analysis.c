@@ -427,6 +427,30 @@ static void test_overlapping_spans_not_double_counted(void)
 }
 
 /* Spans with no iteration open no window, but compute inside a window still makes it busy. */
+/* A named range (an NVTX range around the whole program) or a device span labelled with the
+ * iteration is measured inside the window but does not stretch it. */
+static void test_ranges_and_device_spans_do_not_stretch_windows(void)
+{
+    struct pps_run *r = run_new(2, NULL, 0, 0, 0);
+    struct pps_report *rep;
+
+    run_add(r, 0, PPS_SPAN_F, 0, 0, 0, 10);
+    run_add(r, 1, PPS_SPAN_F, 0, 0, 5, 10);
+    run_add(r, 0, PPS_SPAN_RANGE, 0, -1, -100, 1000);
+    run_add(r, 1, PPS_SPAN_KERNEL, 0, -1, 2, 400);
+    run_add(r, 1, PPS_SPAN_RANGE, 3, -1, 0, 1000); /* an iteration with only a range: none */
+    span_sort(r);
+    rep = report_of(r);
+    if (rep) {
+        CHECK_EQ_INT(rep->n_iters, 1);
+        CHECK_EQ_INT(rep->iters[0].t0, 0);
+        CHECK_EQ_INT(rep->iters[0].t1, 10);
+        CHECK_NEAR(rep->bubble, 5.0 / 20.0, 1e-12);
+    }
+    pps_report_free(rep);
+    run_free(r);
+}
+
 static void test_unlabelled_spans_open_no_window(void)
 {
     struct pps_run *r = run_new(2, NULL, 0, 0, 0);
@@ -777,6 +801,7 @@ static const struct test_case cases[] = {
     TEST(test_two_stages_quarter_bubble),
     TEST(test_overlapping_spans_not_double_counted),
     TEST(test_unlabelled_spans_open_no_window),
+    TEST(test_ranges_and_device_spans_do_not_stretch_windows),
     TEST(test_long_early_span_reaches_later_window),
     TEST(test_wait_and_communication_are_idle),
     TEST(test_unsorted_spans),
