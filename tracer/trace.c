@@ -447,6 +447,13 @@ void pps_trace_begin(struct pps_tracer *t, int kind, int stage, int chunk, int m
     f->start_ns = pps__now();
 }
 
+int pps_trace_thread_init(struct pps_tracer *t)
+{
+    if (!t)
+        return 0;
+    return pps__tbuf_get(t) ? 0 : PPS_ENOMEM;
+}
+
 void pps_trace_end(struct pps_tracer *t)
 {
     int64_t now = pps__now(); /* the span ends when end is called, not after the bookkeeping */

@@ -564,6 +564,38 @@ static void test_threads_beyond_max_are_dropped(void)
     tmpdir_free(dir);
 }
 
+struct init_arg {
+    struct pps_tracer *t;
+    int rc;
+};
+
+static void *init_thread(void *p)
+{
+    struct init_arg *a = p;
+    a->rc = pps_trace_thread_init(a->t);
+    return NULL;
+}
+
+/* pps_trace_thread_init takes the thread's buffer up front, and says when it was refused. */
+static void test_thread_init_claims_or_refuses(void)
+{
+    char *dir = tmpdir_new();
+    struct pps_trace_options o = opts(dir, 64, 0);
+    o.max_threads = 1;
+    struct pps_tracer *t = open_ok(&o);
+    struct init_arg a = {t, 1};
+
+    CHECK_EQ_INT(pps_trace_thread_init(NULL), 0);
+    CHECK_EQ_INT(pps_trace_thread_init(t), 0);
+    CHECK_EQ_INT(pps_trace_thread_init(t), 0); /* twice is fine: the same buffer */
+    run_threads(1, init_thread, &a, sizeof(a));
+    CHECK_EQ_INT(a.rc, PPS_ENOMEM); /* the main thread holds the only buffer */
+    pps_trace_record(t, PPS_TRACE_F, 0, 0, 0, 1, 2);
+    CHECK_EQ_INT(pps_trace_dropped(t), 0);
+    close_ok(t);
+    tmpdir_free(dir);
+}
+
 /* A thread that exits hands its buffer back: with max_threads 1, threads that run one after
  * another (and then the main thread) all record, and nothing is dropped. */
 static void test_exited_thread_buffer_is_reused(void)
@@ -778,6 +810,7 @@ static const struct test_case cases[] = {
     TEST(test_report_shows_drops),
     TEST(test_meta_from_threads),
     TEST(test_threads_beyond_max_are_dropped),
+    TEST(test_thread_init_claims_or_refuses),
     TEST(test_exited_thread_buffer_is_reused),
     TEST(test_new_tracer_at_old_address_gets_own_buffer),
     TEST(test_flush_commits_everything_before_it),

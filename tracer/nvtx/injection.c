@@ -126,11 +126,10 @@ static int enter(void)
         return 0;
     }
     if (!tls_warm) {
-        /* The tracer sets a thread up (allocates its buffer) on the thread's first call; an end
-         * without a begin records nothing, so this pays that cost here, before the hook reads
-         * the clock, instead of inside the program's first range. */
+        /* Pays for the thread's buffer here, before the hook reads the clock, instead of inside
+         * the program's first range. */
         tls_warm = 1;
-        pps_trace_end(g.t);
+        pps_trace_thread_init(g.t);
     }
     return 1;
 }

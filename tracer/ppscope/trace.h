@@ -112,6 +112,14 @@ PPS_TRACE_API int pps_trace_meta_int(struct pps_tracer *t, const char *key, int6
 PPS_TRACE_API int64_t pps_trace_now(void);
 
 /*
+ * Sets the calling thread up to record into t now: takes its buffer (an allocation, touched
+ * once), which a thread's first span would otherwise do inside the first op it measures. Call
+ * it at the start of each recording thread. Returns 0, or PPS_ENOMEM when the thread was refused
+ * a buffer (too many threads, out of memory): its spans will be dropped and counted.
+ */
+PPS_TRACE_API int pps_trace_thread_init(struct pps_tracer *t);
+
+/*
  * Marks the start of iteration iter: spans begun from now on carry it, and the spans dropped
  * since the previous mark are stored as that iteration's dropped count (a metrics row with stage
  * -1, the whole rank; pps_trace_close() stores the last iteration's; drops before the first mark
