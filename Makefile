@@ -20,7 +20,7 @@ build: configure
 check: build
 	@cd $(BUILD) && ctest -LE bench --output-on-failure -j $(JOBS)
 
-# The main job: for now, a simulated ZB-H1 vs 1F1B pipeline and the report of its trace.
+# The main job: a real pipeline (1F1B, ZB-H1, ZB-H2 on the cpu backend), compared and reported.
 demo: build
 	@./scripts/demo.sh $(BUILD)/ppscope
 

@@ -73,6 +73,28 @@ struct pps_transport_ops {
     int (*barrier)(struct pps_transport *t, struct pps_err *err);
     /* Releases this endpoint; see each constructor for what it waits for. NULL-safe. */
     void (*free)(struct pps_transport *t);
+
+    /* ---- non-blocking sum and abort (post-validation and failure, executor.h) ----
+     *
+     * allreduce_start begins what allreduce_sum does, with the same rules (every stage, same n,
+     * summed in stage order, bitwise identical everywhere), and returns without waiting for the
+     * other stages; x must stay allocated and untouched until the sum completes, when it holds
+     * the result. One sum per endpoint may be in flight: starting another, or calling
+     * allreduce_sum or barrier, before it completes is PPS_EINVAL. Stages start their collectives
+     * (blocking or not) in the same order. allreduce_test returns 1 when the sum in flight has
+     * completed (and is no longer in flight), 0 when it has not yet, or a negative PPS_E... code
+     * (a failed or departed stage: PPS_EPEER; no sum in flight: PPS_EINVAL), after which the sum
+     * is abandoned. Under MPI, calling it now and then is what moves the sum along (rank 0 sums
+     * when it sees the gather complete). allreduce_wait waits for the completion: 0 or the same
+     * errors. An endpoint released with a sum in flight abandons it (threads), or leaks it (MPI,
+     * where that happens only on the way to an abort). */
+    int (*allreduce_start)(struct pps_transport *t, double *x, int n, struct pps_err *err);
+    int (*allreduce_test)(struct pps_transport *t, struct pps_err *err);
+    int (*allreduce_wait)(struct pps_transport *t, struct pps_err *err);
+    /* This stage failed for reason: makes every other stage stop, as each transport can (threads:
+     * pps_transport_threads_abort() blaming this stage; MPI: pps_transport_mpi_abort(), which
+     * does not return). Returns 0 once the others have been told, or a negative PPS_E... code. */
+    int (*abort)(struct pps_transport *t, const char *reason);
 };
 
 struct pps_transport {

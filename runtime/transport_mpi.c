@@ -12,7 +12,9 @@
  *     does not let equal tags from one source overtake each other.
  *   - allreduce_sum gathers to rank 0, which sums in rank order and broadcasts, because
  *     MPI_Allreduce promises no order of summation (its result may change with the algorithm MPI
- *     picks for a message size, and between ranks).
+ *     picks for a message size, and between ranks). allreduce_start does the same without
+ *     blocking: MPI_Igather, then, once allreduce_test or _wait sees it complete, the sum on rank 0
+ *     and MPI_Ibcast, so every rank posts the two collectives in the same order.
  *
  * Built without MPI, only the constructor and the abort exist, and say so.
  */
@@ -44,7 +46,15 @@ struct pps__mpi {
 
     double *gathered; /* rank 0: p * n values for allreduce_sum */
     size_t gathered_cap;
+
+    /* The non-blocking sum: gathered to rank 0 (NB_GATHER), then broadcast (NB_BCAST). */
+    int nb_state;
+    MPI_Request nb_req;
+    double *nb_x;
+    int nb_n;
 };
+
+enum { NB_NONE = 0, NB_GATHER, NB_BCAST };
 
 static const struct pps_transport_ops mpi_ops;
 
@@ -297,17 +307,12 @@ static int mpi_poll(struct pps_transport *base, int src, const struct pps_msg_ta
     return flag != 0;
 }
 
-static int mpi_allreduce_sum(struct pps_transport *base, double *x, int n, struct pps_err *err)
+/* Rank 0: room to gather p * n values. */
+static int gather_room(struct pps__mpi *t, int n, struct pps_err *err)
 {
-    struct pps__mpi *t = (struct pps__mpi *)base;
-    int p = base->p, rc;
+    int p = t->base.p;
 
-    if (n < 0 || (n > 0 && !x))
-        return pps_err_set(err, PPS_EINVAL, "mpi transport: allreduce_sum of %d values%s", n,
-                           x ? "" : " from no buffer");
-    if (p == 1 || n == 0)
-        return 0;
-    if (base->stage == 0 && (size_t)p * (size_t)n > t->gathered_cap) {
+    if (t->base.stage == 0 && (size_t)p * (size_t)n > t->gathered_cap) {
         double *g = realloc(t->gathered, (size_t)p * (size_t)n * sizeof(*g));
         /* Rank 0 cannot refuse alone: the others are already in the gather. Say so and let the
          * caller abort the job. */
@@ -317,17 +322,41 @@ static int mpi_allreduce_sum(struct pps_transport *base, double *x, int n, struc
         t->gathered = g;
         t->gathered_cap = (size_t)p * (size_t)n;
     }
+    return 0;
+}
+
+/* Rank 0: the gathered values summed in rank order into x. */
+static void gather_sum(struct pps__mpi *t, double *x, int n)
+{
+    if (t->base.stage != 0)
+        return;
+    for (int i = 0; i < n; i++) {
+        double sum = t->gathered[i];
+        for (int r = 1; r < t->base.p; r++)
+            sum += t->gathered[(size_t)r * (size_t)n + (size_t)i];
+        x[i] = sum;
+    }
+}
+
+static int mpi_allreduce_sum(struct pps_transport *base, double *x, int n, struct pps_err *err)
+{
+    struct pps__mpi *t = (struct pps__mpi *)base;
+    int p = base->p, rc;
+
+    if (n < 0 || (n > 0 && !x))
+        return pps_err_set(err, PPS_EINVAL, "mpi transport: allreduce_sum of %d values%s", n,
+                           x ? "" : " from no buffer");
+    if (t->nb_state != NB_NONE)
+        return pps_err_set(err, PPS_EINVAL,
+                           "mpi transport: allreduce_sum while a sum is in flight");
+    if (p == 1 || n == 0)
+        return 0;
+    if ((rc = gather_room(t, n, err)))
+        return rc;
     rc = MPI_Gather(x, n, MPI_DOUBLE, t->gathered, n, MPI_DOUBLE, 0, t->comm);
     if (rc != MPI_SUCCESS)
         return coll_error(err, rc, "allreduce_sum");
-    if (base->stage == 0) {
-        for (int i = 0; i < n; i++) {
-            double sum = t->gathered[i];
-            for (int r = 1; r < p; r++)
-                sum += t->gathered[(size_t)r * (size_t)n + (size_t)i];
-            x[i] = sum;
-        }
-    }
+    gather_sum(t, x, n);
     rc = MPI_Bcast(x, n, MPI_DOUBLE, 0, t->comm);
     if (rc != MPI_SUCCESS)
         return coll_error(err, rc, "allreduce_sum");
@@ -337,11 +366,99 @@ static int mpi_allreduce_sum(struct pps_transport *base, double *x, int n, struc
 static int mpi_barrier(struct pps_transport *base, struct pps_err *err)
 {
     struct pps__mpi *t = (struct pps__mpi *)base;
-    int rc = MPI_Barrier(t->comm);
+    int rc;
+
+    if (t->nb_state != NB_NONE)
+        return pps_err_set(err, PPS_EINVAL, "mpi transport: barrier while a sum is in flight");
+    rc = MPI_Barrier(t->comm);
 
     if (rc != MPI_SUCCESS)
         return coll_error(err, rc, "barrier");
     return 0;
+}
+
+/* ---- the non-blocking sum: MPI_Igather to rank 0, the sum there, MPI_Ibcast ---------------- */
+
+static int mpi_allreduce_start(struct pps_transport *base, double *x, int n, struct pps_err *err)
+{
+    struct pps__mpi *t = (struct pps__mpi *)base;
+    int rc;
+
+    if (n < 0 || (n > 0 && !x))
+        return pps_err_set(err, PPS_EINVAL, "mpi transport: allreduce_start of %d values%s", n,
+                           x ? "" : " from no buffer");
+    if (t->nb_state != NB_NONE)
+        return pps_err_set(err, PPS_EINVAL, "mpi transport: a sum is already in flight");
+    t->nb_x = x;
+    t->nb_n = n;
+    if (base->p == 1 || n == 0) {
+        /* Nothing to exchange: a completed request, so that test and wait need no special case. */
+        t->nb_req = MPI_REQUEST_NULL;
+        t->nb_state = NB_BCAST;
+        return 0;
+    }
+    if ((rc = gather_room(t, n, err)))
+        return rc;
+    rc = MPI_Igather(x, n, MPI_DOUBLE, t->gathered, n, MPI_DOUBLE, 0, t->comm, &t->nb_req);
+    if (rc != MPI_SUCCESS)
+        return coll_error(err, rc, "allreduce_start");
+    t->nb_state = NB_GATHER;
+    return 0;
+}
+
+/* Moves the sum in flight along: waiting (block) or testing each request. 1 when it has
+ * completed, 0 when not yet, or the error (the sum is then abandoned: its request leaks). */
+static int nb_progress(struct pps__mpi *t, int block, struct pps_err *err)
+{
+    int rc, flag = 0;
+
+    if (t->nb_state == NB_NONE)
+        return pps_err_set(err, PPS_EINVAL, "mpi transport: no sum in flight");
+    if (t->nb_state == NB_GATHER) {
+        rc = block ? MPI_Wait(&t->nb_req, MPI_STATUS_IGNORE)
+                   : MPI_Test(&t->nb_req, &flag, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS) {
+            t->nb_state = NB_NONE;
+            return coll_error(err, rc, "allreduce_start");
+        }
+        if (!block && !flag)
+            return 0;
+        gather_sum(t, t->nb_x, t->nb_n);
+        rc = MPI_Ibcast(t->nb_x, t->nb_n, MPI_DOUBLE, 0, t->comm, &t->nb_req);
+        if (rc != MPI_SUCCESS) {
+            t->nb_state = NB_NONE;
+            return coll_error(err, rc, "allreduce_start");
+        }
+        t->nb_state = NB_BCAST;
+    }
+    flag = 0;
+    rc = block ? MPI_Wait(&t->nb_req, MPI_STATUS_IGNORE)
+               : MPI_Test(&t->nb_req, &flag, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS) {
+        t->nb_state = NB_NONE;
+        return coll_error(err, rc, "allreduce_start");
+    }
+    if (!block && !flag)
+        return 0;
+    t->nb_state = NB_NONE;
+    return 1;
+}
+
+static int mpi_allreduce_test(struct pps_transport *base, struct pps_err *err)
+{
+    return nb_progress((struct pps__mpi *)base, 0, err);
+}
+
+static int mpi_allreduce_wait(struct pps_transport *base, struct pps_err *err)
+{
+    int rc = nb_progress((struct pps__mpi *)base, 1, err);
+
+    return rc < 0 ? rc : 0;
+}
+
+static int mpi_abort_op(struct pps_transport *base, const char *reason)
+{
+    return pps_transport_mpi_abort(base, reason);
 }
 
 static void mpi_free(struct pps_transport *base)
@@ -350,6 +467,11 @@ static void mpi_free(struct pps_transport *base)
     int finalized = 1, leak = 0;
 
     if (!t)
+        return;
+    /* A sum still in flight can neither be completed alone nor freed (MPI forbids freeing a
+     * collective's request), and MPI may still write its buffers: leave all of it, and the
+     * communicator it runs on, to the abort that follows. */
+    if (t->nb_state != NB_NONE)
         return;
     if (MPI_Finalized(&finalized) == MPI_SUCCESS && !finalized) {
         /* A failed wait may leave a copy in MPI's hands: leak the copies rather than free one
@@ -377,6 +499,10 @@ static const struct pps_transport_ops mpi_ops = {
     .allreduce_sum = mpi_allreduce_sum,
     .barrier = mpi_barrier,
     .free = mpi_free,
+    .allreduce_start = mpi_allreduce_start,
+    .allreduce_test = mpi_allreduce_test,
+    .allreduce_wait = mpi_allreduce_wait,
+    .abort = mpi_abort_op,
 };
 
 int pps_transport_mpi_new(const void *comm, int m, int vstages, struct pps_transport **out,

@@ -16,7 +16,9 @@
  * n, or n = -1 for a barrier), the last to arrive sums the posted vectors in stage order into
  * every stage's x (all are waiting, so all are stable), then bumps the generation and wakes the
  * rest. A waiter trusts the generation before any failure, so the stage that completes the final
- * barrier may leave at once without failing the others.
+ * barrier may leave at once without failing the others. A non-blocking sum (allreduce_start)
+ * posts the same way and returns; its x is stable because the caller promised not to touch it,
+ * and the endpoint remembers the generation it posted in, which allreduce_test compares.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -45,6 +47,10 @@ struct pps__mailbox {
 struct pps__endpoint {
     struct pps_transport base;
     struct pps_transport_threads *hub;
+    /* A non-blocking sum in flight (allreduce_start): posted in generation nb_gen; under
+     * coll_mu. */
+    int nb_pending;
+    unsigned long nb_gen;
 };
 
 struct pps_transport_threads {
@@ -533,6 +539,10 @@ static int threads_collective(struct pps_transport *t, double *x, int n, const c
     rc = lock(&hub->coll_mu, err);
     if (rc)
         return rc;
+    if (((struct pps__endpoint *)t)->nb_pending) {
+        rc = pps_err_set(err, PPS_EINVAL, "threads transport: %s while a sum is in flight", what);
+        goto out;
+    }
     rc = state_check(hub, -1, err);
     if (!rc)
         rc = state_first_left(hub, err, &left);
@@ -585,6 +595,120 @@ static int threads_barrier(struct pps_transport *t, struct pps_err *err)
     return threads_collective(t, NULL, -1, "barrier", err);
 }
 
+/* ---- non-blocking sum ---------------------------------------------------------------------- */
+
+/* Under coll_mu: takes back what ep posted for a sum that has not completed, so that a later
+ * generation cannot complete short of it. */
+static void nb_abandon_locked(struct pps__endpoint *ep)
+{
+    struct pps_transport_threads *hub = ep->hub;
+
+    if (ep->nb_pending && hub->gen == ep->nb_gen) {
+        hub->arrived--;
+        hub->coll_x[ep->base.stage] = NULL;
+    }
+    ep->nb_pending = 0;
+}
+
+/* Under coll_mu: 1 when ep's sum has completed, 0 when it has not and no one failed or left,
+ * or the error (the sum is then abandoned). */
+static int nb_check_locked(struct pps__endpoint *ep, struct pps_err *err)
+{
+    struct pps_transport_threads *hub = ep->hub;
+    int rc, left;
+
+    if (!ep->nb_pending)
+        return pps_err_set(err, PPS_EINVAL, "threads transport: no sum in flight");
+    /* The generation first, as for a blocking collective: the stage that completed it may have
+     * left since. */
+    if (hub->gen != ep->nb_gen) {
+        ep->nb_pending = 0;
+        if (hub->coll_rc)
+            return pps_err_set(err, hub->coll_rc, "threads transport: %s", hub->coll_msg);
+        return 1;
+    }
+    rc = state_check(hub, -1, err);
+    if (!rc)
+        rc = state_first_left(hub, err, &left);
+    if (!rc && left >= 0)
+        rc = pps_err_set(err, PPS_EPEER, "stage %d left before the allreduce_start", left);
+    if (rc)
+        nb_abandon_locked(ep);
+    return rc;
+}
+
+static int threads_allreduce_start(struct pps_transport *t, double *x, int n, struct pps_err *err)
+{
+    struct pps__endpoint *ep = (struct pps__endpoint *)t;
+    struct pps_transport_threads *hub = ep->hub;
+    int rc, left;
+
+    if (n < 0 || (n > 0 && !x))
+        return pps_err_set(err, PPS_EINVAL, "threads transport: allreduce_start of %d values%s", n,
+                           x ? "" : " from no buffer");
+    rc = lock(&hub->coll_mu, err);
+    if (rc)
+        return rc;
+    if (ep->nb_pending) {
+        rc = pps_err_set(err, PPS_EINVAL, "threads transport: a sum is already in flight");
+        goto out;
+    }
+    rc = state_check(hub, -1, err);
+    if (!rc)
+        rc = state_first_left(hub, err, &left);
+    if (!rc && left >= 0)
+        rc = pps_err_set(err, PPS_EPEER, "stage %d left before the allreduce_start", left);
+    if (rc)
+        goto out;
+    ep->nb_pending = 1;
+    ep->nb_gen = hub->gen;
+    hub->coll_x[t->stage] = x;
+    hub->coll_n[t->stage] = n;
+    if (++hub->arrived == hub->p) {
+        coll_complete_locked(hub);
+        hub->arrived = 0;
+        hub->gen++;
+        rc = broadcast(&hub->coll_cv, err);
+    }
+out:
+    return unlock_keep(&hub->coll_mu, rc, err);
+}
+
+static int threads_allreduce_test(struct pps_transport *t, struct pps_err *err)
+{
+    struct pps__endpoint *ep = (struct pps__endpoint *)t;
+    int rc = lock(&ep->hub->coll_mu, err);
+
+    if (rc)
+        return rc;
+    rc = nb_check_locked(ep, err);
+    return unlock_keep(&ep->hub->coll_mu, rc, err);
+}
+
+static int threads_allreduce_wait(struct pps_transport *t, struct pps_err *err)
+{
+    struct pps__endpoint *ep = (struct pps__endpoint *)t;
+    struct pps_transport_threads *hub = ep->hub;
+    int rc = lock(&hub->coll_mu, err);
+
+    if (rc)
+        return rc;
+    while ((rc = nb_check_locked(ep, err)) == 0) {
+        rc = wait_on(&hub->coll_cv, &hub->coll_mu, err);
+        if (rc) {
+            nb_abandon_locked(ep);
+            break;
+        }
+    }
+    rc = unlock_keep(&hub->coll_mu, rc < 0 ? rc : 0, err);
+    return rc;
+}
+
+static int threads_abort_op(struct pps_transport *t, const char *reason)
+{
+    return pps_transport_threads_abort(((struct pps__endpoint *)t)->hub, t->stage, reason);
+}
+
 /* The stage leaves: whoever waits on it is told, and the hub loses a reference. */
 static void threads_free(struct pps_transport *t)
 {
@@ -594,6 +718,10 @@ static void threads_free(struct pps_transport *t)
     if (!t)
         return;
     hub = ((struct pps__endpoint *)t)->hub;
+    if (lock(&hub->coll_mu, NULL) == 0) {
+        nb_abandon_locked((struct pps__endpoint *)t);
+        (void)unlock(&hub->coll_mu, NULL);
+    }
     rc = lock(&hub->state_mu, NULL);
     if (rc)
         return;
@@ -613,6 +741,10 @@ static const struct pps_transport_ops threads_ops = {
     .allreduce_sum = threads_allreduce_sum,
     .barrier = threads_barrier,
     .free = threads_free,
+    .allreduce_start = threads_allreduce_start,
+    .allreduce_test = threads_allreduce_test,
+    .allreduce_wait = threads_allreduce_wait,
+    .abort = threads_abort_op,
 };
 
 /* ---- public -------------------------------------------------------------------------------- */

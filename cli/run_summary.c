@@ -1,0 +1,204 @@
+/*
+ * run_summary.c - the end of `ppscope run`: the gradient check's verdict per schedule, or a table
+ * of each schedule's figures read back from the run it wrote (pps_run_load, pps_analysis_report):
+ * iteration time, measured bubble (all iterations, and the steady state: iterations after the
+ * first), the simulator's prediction with the run's own op costs, peak activations per stage.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "analysis.h"
+#include "cli.h"
+#include "optimizer.h"
+#include "run_summary.h"
+
+/* What one schedule's row shows. */
+struct row {
+    double iter_ns;
+    double bubble, steady;
+    double pred, pred_steady;
+    double act_peak; /* bytes, the largest stage's; NaN when unknown */
+};
+
+static void fmt_bytes(char *buf, size_t len, double b)
+{
+    if (isnan(b))
+        snprintf(buf, len, "-");
+    else if (b >= 1 << 30)
+        snprintf(buf, len, "%.1f GiB", b / (1 << 30));
+    else if (b >= 1 << 20)
+        snprintf(buf, len, "%.1f MiB", b / (1 << 20));
+    else
+        snprintf(buf, len, "%.1f KiB", b / 1024);
+}
+
+static void fmt_pct(char *buf, size_t len, double x)
+{
+    if (isnan(x))
+        snprintf(buf, len, "-");
+    else
+        snprintf(buf, len, "%.1f%%", 100 * x);
+}
+
+/*
+ * The steady state, as the simulator defines it: iterations 1..N-1 back to back take
+ * end(N-1) - end(0), where end(i) is the last end of a span of iteration i; the stages are busy
+ * for their compute spans of those iterations; the bubble is 1 - busy / (stages * that time).
+ * Unlike the mean of the iterations' bubbles, this counts each idle moment once when the
+ * iterations' windows overlap (post-validation). Sets *period_ns too; NaN with fewer than two
+ * iterations.
+ */
+static double steady_bubble(const struct pps_run *run, double *period_ns)
+{
+    int n = run->n_iters;
+    int64_t end0 = INT64_MIN, endn = INT64_MIN;
+    double busy = 0, elapsed;
+
+    *period_ns = NAN;
+    if (n < 2 || run->n_stages < 1)
+        return NAN;
+    for (int s = 0; s < run->n_stages; s++) {
+        for (size_t i = 0; i < run->stages[s].n; i++) {
+            const struct pps_span *sp = &run->stages[s].spans[i];
+            if (sp->iter == 0 && sp->end_ns > end0)
+                end0 = sp->end_ns;
+            if (sp->iter == n - 1 && sp->end_ns > endn)
+                endn = sp->end_ns;
+            if (sp->iter >= 1 && pps_span_kind_is_compute(sp->kind))
+                busy += (double)(sp->end_ns - sp->start_ns);
+        }
+    }
+    if (end0 == INT64_MIN || endn <= end0)
+        return NAN;
+    elapsed = (double)(endn - end0);
+    *period_ns = elapsed / (n - 1);
+    return 1 - busy / (run->n_stages * elapsed);
+}
+
+/* The row of a written run; 0, or -1 with the reason on stderr. */
+static int read_row(const struct pps_run_outcome *o, int postval, struct row *r)
+{
+    struct pps_run *run = NULL;
+    struct pps_report *rep = NULL;
+    struct pps_err err = {0, ""};
+    int rc = -1;
+
+    r->iter_ns = r->bubble = r->steady = r->pred = r->pred_steady = r->act_peak = NAN;
+    if (pps_run_load(o->dir, &run, &err) < 0 || pps_analysis_report(run, &rep, &err) < 0) {
+        fprintf(stderr, "ppscope run: cannot read back %s: %s\n", o->dir, err.msg);
+        goto out;
+    }
+    r->bubble = rep->bubble;
+    r->steady = steady_bubble(run, &r->iter_ns);
+    if (isnan(r->iter_ns) && rep->n_iters > 0)
+        r->iter_ns = (double)(run->t_max - run->t_min) / rep->n_iters;
+    if (rep->have_prediction) {
+        r->pred = rep->pred.bubble;
+        /* Back to back, iterations overlap only without the optimizer barrier. */
+        r->pred_steady = postval ? rep->pred.steady_bubble : rep->pred.bubble;
+    }
+    for (size_t i = 0; i < run->n_metrics; i++)
+        if (run->metrics[i].stage >= 0 && run->metrics[i].act_bytes >= 0 &&
+            (isnan(r->act_peak) || run->metrics[i].act_bytes > r->act_peak))
+            r->act_peak = (double)run->metrics[i].act_bytes;
+    rc = 0;
+out:
+    pps_report_free(rep);
+    pps_run_free(run);
+    return rc;
+}
+
+static int print_check(FILE *f, const struct pps_run_config *c, const struct pps_run_result *r)
+{
+    int bad = 0;
+
+    for (int i = 0; i < r->n; i++) {
+        const struct pps_run_outcome *o = &r->outcomes[i];
+        int kind = o->kind;
+
+        fprintf(f, "check-grads %s p=%d m=%d v=%d (%s): ", pps_sched_kind_name(kind), c->p, c->m,
+                pps_run_config_v(c, kind), r->transport);
+        if (!o->grads_checked) {
+            fprintf(f, "not checked\n");
+            bad = 1;
+        } else if (!o->grads_equal) {
+            char name[64];
+            int tensor = 0;
+            pps_run_grad_tensor(&c->model, (size_t)o->first_diff, &tensor, name, sizeof(name));
+            fprintf(f, "MISMATCH at gradient %ld (tensor %d, %s): pipeline %.9g, reference %.9g\n",
+                    o->first_diff, tensor, name, (double)o->diff_got, (double)o->diff_want);
+            bad = 1;
+        } else if (!o->loss_equal) {
+            fprintf(f, "MISMATCH: gradients equal, but the loss is not the reference's %.9g\n",
+                    o->ref_loss);
+            bad = 1;
+        } else {
+            fprintf(f,
+                    "ok, %zu gradients and the loss (%.6f) bitwise equal to the "
+                    "single-process reference\n",
+                    o->n_grads, o->ref_loss);
+        }
+    }
+    return bad ? PPS_EXIT_FAIL : PPS_EXIT_OK;
+}
+
+int pps_run_summary_print(FILE *f, const struct pps_run_config *c, const struct pps_run_result *r)
+{
+    int code = PPS_EXIT_OK;
+
+    if (r->rank > 0) { /* rank 0 speaks for the job; the others only agree on its exit code */
+        for (int i = 0; c->check_grads && i < r->n; i++)
+            if (!r->outcomes[i].grads_equal || !r->outcomes[i].loss_equal)
+                code = PPS_EXIT_FAIL;
+        return code;
+    }
+    if (c->check_grads)
+        return print_check(f, c, r);
+
+    fprintf(f,
+            "ppscope run: %d schedule%s, p=%d m=%d, %s backend%s, %s transport, %d iterations, "
+            "optimizer %s\n",
+            r->n, r->n == 1 ? "" : "s", c->p, c->m, c->backend == PPS_BACKEND_EMU ? "emu" : "cpu",
+            c->backend == PPS_BACKEND_EMU ? " (EMULATED: ops sleep their modeled time)" : "",
+            r->transport, c->iters, pps_optim_mode_name(c->optim_mode));
+    fprintf(f, "%-12s %10s %8s %9s %8s %11s %10s %8s  %s\n", "schedule", "iter time", "bubble",
+            "predicted", "steady", "pred steady", "peak act", "loss", "run");
+    for (int i = 0; i < r->n; i++) {
+        const struct pps_run_outcome *o = &r->outcomes[i];
+        struct row row;
+        char b[6][32];
+
+        if (o->dir[0]) {
+            if (read_row(o, c->optim_mode == PPS_OPTIM_POSTVAL, &row) < 0)
+                code = PPS_EXIT_FAIL;
+        } else {
+            row.bubble = row.steady = row.pred = row.pred_steady = row.act_peak = NAN;
+            row.iter_ns = o->wall_ns / c->iters;
+        }
+        fmt_pct(b[0], sizeof(b[0]), row.bubble);
+        fmt_pct(b[1], sizeof(b[1]), row.pred);
+        fmt_pct(b[2], sizeof(b[2]), row.steady);
+        fmt_pct(b[3], sizeof(b[3]), row.pred_steady);
+        fmt_bytes(b[4], sizeof(b[4]), row.act_peak);
+        if (isnan(o->loss))
+            snprintf(b[5], sizeof(b[5]), "-");
+        else
+            snprintf(b[5], sizeof(b[5]), "%.4f", o->loss);
+        fprintf(f, "%-12s %7.2f ms %8s %9s %8s %11s %10s %8s  %s\n", pps_sched_kind_name(o->kind),
+                row.iter_ns / 1e6, b[0], b[1], b[2], b[3], b[4], b[5],
+                o->dir[0] ? o->dir : "(not traced)");
+        if (o->rollbacks || o->skips || o->clips)
+            fprintf(f,
+                    "%-12s optimizer: %ld steps, %ld clipped, %ld skipped, %ld rolled back, "
+                    "%ld passes rerun\n",
+                    "", o->steps, o->clips, o->skips, o->rollbacks, o->reruns);
+    }
+    if (r->n > 0 && r->outcomes[0].dir[0])
+        fprintf(f,
+                "bubble: mean over iterations; steady: iterations 1..N-1 back to back "
+                "(iter time is their period);\npredicted: the simulator with the run's own op "
+                "costs. Per stage: ppscope report %s\n",
+                r->outcomes[0].dir);
+    return code;
+}

@@ -1,0 +1,130 @@
+/*
+ * run.h - a whole pipeline run: from a configuration (what `ppscope run` parses) to one traced
+ * run directory per schedule, with every stage's executor, transport, chunks and tracer.
+ *
+ * Transports. threads: the p stages are threads of this process, each with its own chunks (and
+ * kernels contexts) and its own tracer writing shard "rank-0000S.db" of the run (stage = rank),
+ * all on one clock. mpi: this process is one stage (rank = stage) of a job launched by mpirun or
+ * srun with exactly p ranks; each rank writes its own shard with clock_sync = 1. pps_run()
+ * initialises MPI when it is not yet (MPI_THREAD_FUNNELED) and finalises it if it did.
+ *
+ * A/B. Several schedules run one after the other in the same launch, on the same stages, model,
+ * data and seed; each starts from freshly initialised chunks (the model is re-initialised from
+ * the seed) and a fresh transport, and writes its own run, OUT/<schedule>. One schedule writes
+ * OUT itself.
+ *
+ * Metadata written into every shard: schedule, p, m, v, backend (emu says "emulated"), transport,
+ * model (a description), partition (blocks per virtual stage), device, iters, optimizer, clip,
+ * seed, lr, data; with emu, the modeled costs (emu_tf_ns, emu_tb_ns, emu_tw_ns, the multipliers
+ * and injected faults) and tcomm_ns, the modeled time of one activation on a link, which the
+ * analysis adds to each cross-stage dependency of its prediction.
+ *
+ * Failure. A stage that fails stops the others (executor.h). Its run's shards are flushed and
+ * left without the complete mark (readers say the run is incomplete); under threads their
+ * tracers are deliberately not closed (close would mark them complete), so their flushers live
+ * until the process exits, which `ppscope run` then does.
+ *
+ * Errors: 0 or a negative PPS_E... code with a one-line reason in err. pps_err_is_input() tells
+ * the errors of the configuration (exit 2 in the CLI) from the failures of the run.
+ */
+#ifndef PPS_RUN_H
+#define PPS_RUN_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "emu.h"
+#include "model.h"
+#include "optimizer.h"
+#include "pps_error.h"
+
+#define PPS_RUN_MAX_SCHEDULES 8
+
+enum pps_run_backend {
+    PPS_BACKEND_CPU = 0,
+    PPS_BACKEND_EMU = 1,
+};
+
+enum pps_run_transport {
+    PPS_TRANSPORT_AUTO = 0, /* mpi under a launcher that started more than one rank, else threads */
+    PPS_TRANSPORT_THREADS,
+    PPS_TRANSPORT_MPI,
+};
+
+struct pps_run_config {
+    int kinds[PPS_RUN_MAX_SCHEDULES]; /* enum pps_sched_kind, run in this order */
+    int n_kinds;
+    int p, m;
+    int v;         /* chunks per stage; 0: 2 for interleaved, 1 for the others */
+    int backend;   /* enum pps_run_backend */
+    int transport; /* enum pps_run_transport */
+    int iters;
+    struct pps_model_spec model; /* layers, hidden, seq_len, micro_batch, seed, data, AdamW */
+    const char *partition;       /* blocks per virtual stage "3,5,5,3"; NULL or "": even */
+    const char *out;             /* the run directory (OUT/<schedule> with several); NULL: none */
+    int trace;                   /* 0: no tracer at all (the runs are not written) */
+    int optim_mode;              /* enum pps_optim_mode */
+    double clip;                 /* global gradient-norm clip; <= 0: none */
+    int check_grads;             /* cpu: one pass, no step, gradients against the reference */
+    struct pps_emu_config emu;
+    int inject_nonfinite_iter; /* -1: none (executor.h) */
+    int fail_stage, fail_iter; /* -1: none; that stage fails at the start of that iteration */
+    int progress;              /* "iteration k/N, loss" on stderr about once a second */
+    int keep_params;           /* threads: export every parameter at the end (tests) */
+};
+
+/* Defaults that run in seconds: 1f1b, p = 4, m = 8, cpu, auto transport, 20 iterations, the
+ * model's defaults (pps_model_spec_init), sync, clip 1, emu defaults, nothing injected. */
+void pps_run_config_init(struct pps_run_config *c);
+
+/* The v a schedule kind runs with under c (c->v, or its default). */
+int pps_run_config_v(const struct pps_run_config *c, int kind);
+
+/*
+ * Checks everything that can be checked without starting anything: every schedule against
+ * (p, m, v), the partition against each schedule's virtual stages, the model, the emu config,
+ * --check-grads only on cpu and with an output-free run or not, injections in range. Returns
+ * PPS_EINVAL or PPS_ESCHEDULE with a one-line reason.
+ */
+int pps_run_config_check(const struct pps_run_config *c, struct pps_err *err);
+
+/* What one schedule's run did. */
+struct pps_run_outcome {
+    int kind;
+    char dir[1024]; /* its run directory ("" when not traced) */
+    double wall_ns; /* first action to last optimizer step, over this process's stages */
+    double loss;    /* the last iteration's mean loss (NaN with emu) */
+    long steps, skips, clips, rollbacks, reruns;
+    /* --check-grads (filled on rank 0) */
+    int grads_checked;
+    int grads_equal; /* bitwise equal to pps_model_reference() */
+    size_t n_grads;  /* gradients compared (the reference's count) */
+    long first_diff; /* index of the first differing gradient, -1 when equal */
+    float diff_got, diff_want;
+    double ref_loss; /* the reference's loss, and whether the pipeline's is bitwise it */
+    int loss_equal;
+    /* keep_params */
+    float *params;
+    size_t n_params;
+};
+
+struct pps_run_result {
+    int rank;  /* this process's rank (0 with threads): the one that prints is rank 0 */
+    int world; /* processes in the job */
+    int n;     /* schedules run */
+    struct pps_run_outcome outcomes[PPS_RUN_MAX_SCHEDULES];
+    char transport[16]; /* "threads" or "mpi" */
+};
+
+/* Runs every schedule of c in turn (see above). res is filled as far as the run got; release it
+ * with pps_run_result_release() in every case. An OUT that exists and is not an empty directory is
+ * PPS_EINVAL: a run is never overwritten. */
+int pps_run(const struct pps_run_config *c, struct pps_run_result *res, struct pps_err *err);
+void pps_run_result_release(struct pps_run_result *res);
+
+/* Where the first differing gradient lies in the model's export order: tensor index and a name
+ * like "block 1 w1" (for --check-grads' message). */
+void pps_run_grad_tensor(const struct pps_model_spec *s, size_t index, int *tensor, char *name,
+                         size_t len);
+
+#endif

@@ -1,0 +1,69 @@
+/*
+ * run_int.h - what the files behind run.h share: one schedule's setup (schedule, partition, text,
+ * run directory), building a stage's chunks, tracer and transport, the executor's config, the
+ * gradient check, and the two drivers (threads in run_threads.c, MPI in run_mpi.c).
+ */
+#ifndef PPS_RUN_INT_H
+#define PPS_RUN_INT_H
+
+#include "executor.h"
+#include "run.h"
+#include "schedule.h"
+
+/* One schedule's run, as every stage of it sees it. */
+struct pps__run_sched {
+    const struct pps_run_config *cfg;
+    int kind, p, m, v, nvs;
+    struct pps_schedule sched;
+    int *first_block;            /* nvs + 1 offsets (model.h's partition) */
+    struct pps_model_data *data; /* cpu: the text, shared read-only by every chunk */
+    char dir[1024];              /* the run directory, "" when not traced */
+    char partition[512];         /* blocks per virtual stage, "1,1,1,1" */
+    /* progress on stderr */
+    int64_t progress_ns;
+};
+
+/* Generates and validates the schedule, splits the blocks, loads the text (cpu) and names the
+ * run directory (OUT, or OUT/<schedule> when c runs several). Release with
+ * pps__run_sched_release() in every case. */
+int pps__run_sched_prepare(struct pps__run_sched *rs, const struct pps_run_config *c, int kind,
+                           struct pps_err *err);
+void pps__run_sched_release(struct pps__run_sched *rs);
+
+/* Stage stage's v chunks (model or emu), chunks[c] of virtual stage c * p + stage; on failure
+ * none is left. */
+int pps__run_chunks_new(const struct pps__run_sched *rs, int stage, struct pps_compute **chunks,
+                        struct pps_err *err);
+void pps__run_chunks_free(struct pps_compute **chunks, int v);
+
+/* Stage stage's tracer on the run directory, shard of rank stage in a world of p, with the run's
+ * metadata written; *out NULL when the run is not traced. */
+int pps__run_tracer_open(struct pps__run_sched *rs, int stage, int clock_sync,
+                         const char *transport, struct pps_tracer **out, struct pps_err *err);
+
+/* With emu, wraps *t in the link model (taking it); otherwise leaves it. */
+int pps__run_transport_wrap(const struct pps__run_sched *rs, struct pps_transport **t,
+                            struct pps_err *err);
+
+/* The executor's config for stage stage. */
+void pps__run_exec_config(struct pps__run_sched *rs, int stage, struct pps_transport *t,
+                          struct pps_tracer *tracer, struct pps_compute **chunks,
+                          struct pps_exec_config *ec);
+
+/* Compares the pipeline's gradients (every chunk's export in virtual-stage order) and loss sum
+ * with pps_model_reference() for iteration 0, filling o's check fields. */
+int pps__run_compare_grads(const struct pps__run_sched *rs, const float *grads, size_t n,
+                           double loss_sum, struct pps_run_outcome *o, struct pps_err *err);
+
+/* Refuses an OUT that exists and is not an empty directory. */
+int pps__run_out_check(const char *out, struct pps_err *err);
+
+/* The drivers: every schedule of c, in this process's threads or as this MPI rank. */
+int pps__run_threads(const struct pps_run_config *c, struct pps_run_result *res,
+                     struct pps_err *err);
+int pps__run_mpi(const struct pps_run_config *c, struct pps_run_result *res, struct pps_err *err);
+
+/* The world size a launcher (mpirun, srun) gave this process, 1 without one. */
+int pps__run_launched_world(void);
+
+#endif

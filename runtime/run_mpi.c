@@ -1,0 +1,269 @@
+/*
+ * run_mpi.c - the MPI driver: this process is one stage of the run (rank = stage) in a job of
+ * exactly p ranks, launched by mpirun or srun.
+ *
+ * Errors of the configuration are found the same way on every rank (the checks are
+ * deterministic, and the one that is not, whether OUT exists, is made by rank 0 and broadcast),
+ * so every rank returns the same error and the job ends cleanly, MPI finalised. A failure of one
+ * rank alone (out of memory, a tracer that cannot open, a stage that fails while running) cannot
+ * be met that way, since the others wait for it inside MPI calls: that rank calls the
+ * transport's abort, which says who failed and why and ends the whole job (transport.h).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pps_config.h"
+#include "run_int.h"
+
+#ifdef PPS_HAVE_MPI
+
+#include <mpi.h>
+
+/* Starts MPI if no one has; *we_did says whether pps_run must finalise it. */
+static int mpi_up(int *we_did, struct pps_err *err)
+{
+    int inited = 0, finalized = 0, provided = 0;
+
+    *we_did = 0;
+    if (MPI_Finalized(&finalized) != MPI_SUCCESS || finalized)
+        return pps_err_set(err, PPS_EINVAL, "MPI was already finalised in this process");
+    if (MPI_Initialized(&inited) != MPI_SUCCESS)
+        return pps_err_set(err, PPS_EIO, "MPI_Initialized failed");
+    if (inited)
+        return 0;
+    if (MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
+        return pps_err_set(err, PPS_EIO, "MPI_Init_thread failed");
+    *we_did = 1;
+    return 0;
+}
+
+/* A failure of this rank alone: tell the job (does not return when the abort works). */
+static int rank_failed(struct pps_transport *t, int rc, const struct pps_err *err)
+{
+    const char *why = err && err->msg[0] ? err->msg : "failed";
+
+    if (t)
+        (void)t->ops->abort(t, why);
+    fprintf(stderr, "ppscope: rank failed: %s; aborting the MPI job\n", why);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+    return rc;
+}
+
+/* A rank other than 0 sends chunk ch's gradients: a header (count, loss sum), then the
+ * values, with kind CTRL, the chunk's virtual stage, and iterations 0 and 1. */
+static int send_grads(struct pps_transport *t, struct pps_compute *ch, struct pps_err *err)
+{
+    struct pps_msg_tag head = {PPS_MSG_CTRL, 0, 0, ch->vstage};
+    struct pps_msg_tag body = {PPS_MSG_CTRL, 1, 0, ch->vstage};
+    float *g = NULL;
+    size_t n = 0;
+    double h[2];
+    int rc = ch->ops->export_grads(ch, NULL, &n, err);
+
+    if (rc)
+        return rc;
+    g = malloc((n ? n : 1) * sizeof(float));
+    if (!g)
+        return pps_err_set(err, PPS_ENOMEM, "out of memory for %zu gradients", n);
+    rc = ch->ops->export_grads(ch, g, &n, err);
+    h[0] = (double)n;
+    h[1] = ch->last ? ch->ops->loss_sum(ch) : 0;
+    if (!rc)
+        rc = t->ops->send(t, 0, &head, h, sizeof(h), err);
+    if (!rc)
+        rc = t->ops->send(t, 0, &body, g, n * sizeof(float), err);
+    free(g);
+    return rc;
+}
+
+/* Rank 0 appends virtual stage vs's gradients to *all (its own chunk's, or those its owner
+ * sends), and its loss sum to *loss_sum when it is the last. */
+static int take_grads(const struct pps__run_sched *rs, struct pps_transport *t,
+                      struct pps_compute **chunks, int vs, float **all, size_t *total,
+                      double *loss_sum, struct pps_err *err)
+{
+    struct pps_msg_tag head = {PPS_MSG_CTRL, 0, 0, vs}, body = {PPS_MSG_CTRL, 1, 0, vs};
+    struct pps_compute *ch = vs % rs->p == 0 ? chunks[vs / rs->p] : NULL;
+    double h[2] = {0, 0};
+    size_t n = 0;
+    float *grow;
+    int rc;
+
+    if (ch) {
+        rc = ch->ops->export_grads(ch, NULL, &n, err);
+        h[1] = ch->last ? ch->ops->loss_sum(ch) : 0;
+    } else {
+        rc = t->ops->recv(t, vs % rs->p, &head, h, sizeof(h), err);
+        n = (size_t)h[0];
+    }
+    if (rc)
+        return rc;
+    grow = realloc(*all, (*total + n + 1) * sizeof(float));
+    if (!grow)
+        return pps_err_set(err, PPS_ENOMEM, "out of memory for the gradients");
+    *all = grow;
+    if (ch)
+        rc = ch->ops->export_grads(ch, *all + *total, &n, err);
+    else
+        rc = t->ops->recv(t, vs % rs->p, &body, *all + *total, n * sizeof(float), err);
+    *total += n;
+    if (vs == rs->nvs - 1)
+        *loss_sum = h[1];
+    return rc;
+}
+
+/* Rank 0 gathers every chunk's gradients in virtual-stage order and compares them with the
+ * reference; the verdict is then summed to every rank, so all exit alike. */
+static int check_grads(const struct pps__run_sched *rs, struct pps_transport *t,
+                       struct pps_compute **chunks, struct pps_run_outcome *o, struct pps_err *err)
+{
+    int stage = t->stage, rc = 0;
+    float *all = NULL;
+    size_t total = 0;
+    double loss_sum = 0, verdict[3] = {0, 0, 0};
+
+    if (stage == 0) {
+        for (int vs = 0; vs < rs->nvs && !rc; vs++)
+            rc = take_grads(rs, t, chunks, vs, &all, &total, &loss_sum, err);
+        if (!rc)
+            rc = pps__run_compare_grads(rs, all, total, loss_sum, o, err);
+        verdict[0] = o->grads_equal;
+        verdict[1] = (double)o->first_diff;
+        verdict[2] = o->loss_equal;
+    } else {
+        for (int c = 0; c < rs->v && !rc; c++)
+            rc = send_grads(t, chunks[c], err);
+    }
+    free(all);
+    if (!rc)
+        rc = t->ops->allreduce_sum(t, verdict, 3, err);
+    if (rc)
+        return rank_failed(t, rc, err);
+    if (stage != 0) {
+        o->grads_checked = 1;
+        o->grads_equal = verdict[0] != 0;
+        o->first_diff = (long)verdict[1];
+        o->loss_equal = verdict[2] != 0;
+    }
+    return 0;
+}
+
+static int run_one(const struct pps_run_config *c, int kind, int rank, struct pps_run_outcome *o,
+                   struct pps_err *err)
+{
+    struct pps__run_sched rs;
+    struct pps_transport *t = NULL;
+    struct pps_compute *chunks[64] = {NULL};
+    struct pps_tracer *tr = NULL;
+    struct pps_exec_config ec;
+    struct pps_exec_result er;
+    struct pps_err terr = {0, ""};
+    double shared[2];
+    int rc;
+
+    rc = pps__run_sched_prepare(&rs, c, kind, err);
+    if (!rc && rs.v > (int)(sizeof(chunks) / sizeof(chunks[0])))
+        rc = pps_err_set(err, PPS_EINVAL, "v=%d: at most %d chunks per stage under MPI", rs.v,
+                         (int)(sizeof(chunks) / sizeof(chunks[0])));
+    if (rc)
+        goto out; /* the same on every rank */
+    o->kind = kind;
+    snprintf(o->dir, sizeof(o->dir), "%s", rs.dir);
+    rc = pps_transport_mpi_new(NULL, rs.m, rs.nvs, &t, err);
+    if (rc)
+        goto out; /* collective: the tag-size check is the same on every rank */
+    rc = pps__run_transport_wrap(&rs, &t, err);
+    if (!rc)
+        rc = pps__run_chunks_new(&rs, rank, chunks, err);
+    if (!rc)
+        rc = pps__run_tracer_open(&rs, rank, 1, "mpi", &tr, err);
+    if (rc) {
+        rc = rank_failed(t, rc, err);
+        goto out;
+    }
+    pps__run_exec_config(&rs, rank, t, tr, chunks, &ec);
+    rc = pps_executor_run(&ec, &er, err); /* on failure the executor has aborted the job */
+    if (rc)
+        goto out;
+    if (pps_trace_close(tr, &terr))
+        fprintf(stderr, "ppscope run: rank %d: %s\n", rank, terr.msg);
+    tr = NULL;
+    o->wall_ns = (double)(er.t_end_ns - er.t_start_ns);
+    o->steps = er.steps;
+    o->skips = er.skips;
+    o->clips = er.clips;
+    o->rollbacks = er.rollbacks;
+    o->reruns = er.reruns;
+    /* The loss lives on the last stage; every rank gets it. */
+    shared[0] = rank == rs.p - 1 ? er.loss : 0;
+    shared[1] = 0;
+    rc = t->ops->allreduce_sum(t, shared, 2, err);
+    if (rc) {
+        rc = rank_failed(t, rc, err);
+        goto out;
+    }
+    o->loss = shared[0];
+    if (c->check_grads)
+        rc = check_grads(&rs, t, chunks, o, err);
+out:
+    if (tr)
+        (void)pps_trace_flush(tr, NULL); /* a failed run's shard stays incomplete (run.h) */
+    pps__run_chunks_free(chunks, rs.v);
+    if (t)
+        t->ops->free(t);
+    pps__run_sched_release(&rs);
+    return rc;
+}
+
+int pps__run_mpi(const struct pps_run_config *c, struct pps_run_result *res, struct pps_err *err)
+{
+    int we_did = 0, rank = 0, world = 0, rc, code = 0;
+
+    rc = mpi_up(&we_did, err);
+    if (rc)
+        return rc;
+    if (MPI_Comm_rank(MPI_COMM_WORLD, &rank) != MPI_SUCCESS ||
+        MPI_Comm_size(MPI_COMM_WORLD, &world) != MPI_SUCCESS) {
+        rc = pps_err_set(err, PPS_EIO, "cannot read this rank's place in MPI_COMM_WORLD");
+        goto out;
+    }
+    res->rank = rank;
+    res->world = world;
+    if (world != c->p) {
+        rc = pps_err_set(err, PPS_EINVAL,
+                         "the launcher started %d rank%s, but p=%d: run one rank per stage "
+                         "(mpirun -np %d)",
+                         world, world == 1 ? "" : "s", c->p, c->p);
+        goto out;
+    }
+    if (rank == 0)
+        code = pps__run_out_check(c->trace ? c->out : NULL, err);
+    if (MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD) != MPI_SUCCESS) {
+        rc = pps_err_set(err, PPS_EIO, "MPI_Bcast failed");
+        goto out;
+    }
+    if (code) {
+        rc = rank == 0 ? code : pps_err_set(err, code, "rank 0 refused the run directory");
+        goto out;
+    }
+    for (int i = 0; i < c->n_kinds && !rc; i++) {
+        rc = run_one(c, c->kinds[i], rank, &res->outcomes[i], err);
+        res->n = i + 1;
+    }
+out:
+    if (we_did)
+        MPI_Finalize();
+    return rc;
+}
+
+#else /* !PPS_HAVE_MPI */
+
+int pps__run_mpi(const struct pps_run_config *c, struct pps_run_result *res, struct pps_err *err)
+{
+    return pps_err_set(err, PPS_EINVAL,
+                       "--transport mpi: ppscope was built without MPI (configure with "
+                       "-DPPS_WITH_MPI=ON and an MPI installed)");
+}
+
+#endif

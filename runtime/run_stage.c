@@ -1,0 +1,377 @@
+/*
+ * run_stage.c - the pieces of a run that every driver (threads, MPI) builds the same way: one
+ * schedule's setup, a stage's chunks, tracer (with the run's metadata) and link model, the
+ * executor's config, and the gradient check against the single-process reference.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <dirent.h>
+
+#include "run_int.h"
+
+/* ---- one schedule's setup ------------------------------------------------------------------ */
+
+int pps__run_sched_prepare(struct pps__run_sched *rs, const struct pps_run_config *c, int kind,
+                           struct pps_err *err)
+{
+    struct pps_sched_fault fault;
+    size_t used = 0;
+    int rc;
+
+    memset(rs, 0, sizeof(*rs));
+    rs->sched = (struct pps_schedule)PPS_SCHEDULE_INIT;
+    rs->cfg = c;
+    rs->kind = kind;
+    rs->p = c->p;
+    rs->m = c->m;
+    rs->v = pps_run_config_v(c, kind);
+    rs->nvs = rs->p * rs->v;
+    rc = pps_schedule_generate(&rs->sched, kind, rs->p, rs->m, rs->v, err);
+    if (!rc)
+        rc = pps_schedule_validate(&rs->sched, &fault, err);
+    if (rc)
+        return rc;
+    rs->first_block = calloc((size_t)rs->nvs + 1, sizeof(int));
+    if (!rs->first_block)
+        return pps_err_set(err, PPS_ENOMEM, "out of memory for the partition");
+    rc = pps_model_partition(&c->model, rs->nvs, c->partition, rs->first_block, err);
+    if (rc)
+        return rc;
+    for (int k = 0; k < rs->nvs && used < sizeof(rs->partition); k++)
+        used += (size_t)snprintf(rs->partition + used, sizeof(rs->partition) - used, "%s%d",
+                                 k ? "," : "", rs->first_block[k + 1] - rs->first_block[k]);
+    if (c->backend == PPS_BACKEND_CPU) {
+        rc = pps_model_data_new(&c->model, &rs->data, err);
+        if (rc)
+            return rc;
+    }
+    if (c->out && c->trace) {
+        int n = c->n_kinds > 1
+                    ? snprintf(rs->dir, sizeof(rs->dir), "%s/%s", c->out, pps_sched_kind_name(kind))
+                    : snprintf(rs->dir, sizeof(rs->dir), "%s", c->out);
+        if (n < 0 || (size_t)n >= sizeof(rs->dir))
+            return pps_err_set(err, PPS_EINVAL, "%s: the run directory's name is too long", c->out);
+    }
+    return 0;
+}
+
+void pps__run_sched_release(struct pps__run_sched *rs)
+{
+    pps_schedule_release(&rs->sched);
+    free(rs->first_block);
+    rs->first_block = NULL;
+    pps_model_data_free(rs->data);
+    rs->data = NULL;
+}
+
+int pps__run_out_check(const char *out, struct pps_err *err)
+{
+    struct stat st;
+    DIR *d;
+    struct dirent *e;
+    int empty = 1;
+
+    if (!out)
+        return 0;
+    if (stat(out, &st) != 0)
+        return errno == ENOENT ? 0 : pps_err_set(err, PPS_EINVAL, "%s: %s", out, strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return pps_err_set(err, PPS_EINVAL, "%s: exists and is not a directory", out);
+    d = opendir(out);
+    if (!d)
+        return pps_err_set(err, PPS_EINVAL, "%s: %s", out, strerror(errno));
+    while (empty && (e = readdir(d)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+            empty = 0;
+    closedir(d);
+    if (!empty)
+        return pps_err_set(err, PPS_EINVAL,
+                           "%s: already exists (ppscope never overwrites a run; pick another "
+                           "--out)",
+                           out);
+    return 0;
+}
+
+/* ---- chunks -------------------------------------------------------------------------------- */
+
+void pps__run_chunks_free(struct pps_compute **chunks, int v)
+{
+    for (int c = 0; c < v; c++) {
+        if (chunks[c])
+            chunks[c]->ops->free(chunks[c]);
+        chunks[c] = NULL;
+    }
+}
+
+int pps__run_chunks_new(const struct pps__run_sched *rs, int stage, struct pps_compute **chunks,
+                        struct pps_err *err)
+{
+    const struct pps_model_spec *s = &rs->cfg->model;
+    size_t act_floats = (size_t)s->micro_batch * (size_t)s->seq_len * (size_t)s->hidden;
+    int rc = 0;
+
+    for (int c = 0; c < rs->v; c++)
+        chunks[c] = NULL;
+    for (int c = 0; c < rs->v && !rc; c++) {
+        int vs = c * rs->p + stage;
+        if (rs->cfg->backend == PPS_BACKEND_EMU) {
+            size_t after_f = 0;
+            pps_model_act_bytes(s, rs->first_block[vs + 1] - rs->first_block[vs], vs == 0,
+                                vs == rs->nvs - 1, &after_f, NULL);
+            rc = pps_emu_compute_new(&rs->cfg->emu, rs->p, rs->v, stage, c, act_floats, after_f,
+                                     &chunks[c], err);
+        } else {
+            rc = pps_model_compute_new(s, "cpu", rs->p, rs->v, rs->m, stage, c, rs->first_block,
+                                       rs->data, &chunks[c], err);
+        }
+    }
+    if (rc)
+        pps__run_chunks_free(chunks, rs->v);
+    return rc;
+}
+
+int pps__run_transport_wrap(const struct pps__run_sched *rs, struct pps_transport **t,
+                            struct pps_err *err)
+{
+    struct pps_transport *inner = *t;
+
+    if (rs->cfg->backend != PPS_BACKEND_EMU)
+        return 0;
+    *t = NULL;
+    return pps_emu_link_new(&rs->cfg->emu, inner, t, err);
+}
+
+/* ---- tracer and metadata ------------------------------------------------------------------- */
+
+/* "cpu (Intel(R) Xeon(R) ...)" from /proc/cpuinfo where it says. */
+static void cpu_name(char *buf, size_t len)
+{
+    char line[512];
+    FILE *f = fopen("/proc/cpuinfo", "r");
+
+    snprintf(buf, len, "cpu");
+    if (!f)
+        return;
+    while (fgets(line, sizeof(line), f)) {
+        char *colon = strchr(line, ':');
+        if (strncmp(line, "model name", 10) != 0 || !colon)
+            continue;
+        colon += 1 + strspn(colon + 1, " \t");
+        colon[strcspn(colon, "\n")] = '\0';
+        snprintf(buf, len, "cpu (%.400s)", colon);
+        break;
+    }
+    fclose(f);
+}
+
+static int write_meta(struct pps__run_sched *rs, struct pps_tracer *t, const char *transport)
+{
+    const struct pps_run_config *c = rs->cfg;
+    const struct pps_model_spec *s = &c->model;
+    size_t act_bytes = (size_t)s->micro_batch * (size_t)s->seq_len * (size_t)s->hidden * 4;
+    struct pps_emu_config plain;
+    char buf[1024];
+    int rc = 0;
+
+    rc |= pps_trace_meta(t, "schedule", pps_sched_kind_name(rs->kind));
+    rc |= pps_trace_meta_int(t, "p", rs->p);
+    rc |= pps_trace_meta_int(t, "m", rs->m);
+    rc |= pps_trace_meta_int(t, "v", rs->v);
+    rc |= pps_trace_meta(t, "transport", transport);
+    rc |= pps_trace_meta(t, "partition", rs->partition);
+    rc |= pps_trace_meta_int(t, "iters", c->iters);
+    rc |= pps_trace_meta(t, "optimizer", pps_optim_mode_name(c->optim_mode));
+    snprintf(buf, sizeof(buf), "%g", c->clip);
+    rc |= pps_trace_meta(t, "clip", buf);
+    rc |= pps_trace_meta_int(t, "seed", (int64_t)s->seed);
+    snprintf(buf, sizeof(buf), "%g", (double)s->adamw.lr);
+    rc |= pps_trace_meta(t, "lr", buf);
+    snprintf(buf, sizeof(buf),
+             "byte-level LM: %d residual MLP blocks, hidden %d, mlp %dx, seq %d, microbatch %d, "
+             "%zu parameters",
+             s->layers, s->hidden, s->mlp_ratio, s->seq_len, s->micro_batch,
+             pps_model_param_count(s));
+    if (c->backend == PPS_BACKEND_CPU) {
+        rc |= pps_trace_meta(t, "model", buf);
+        rc |= pps_trace_meta(t, "backend", "cpu");
+        rc |= pps_trace_meta(t, "data", rs->data ? rs->data->path : "");
+        cpu_name(buf, sizeof(buf));
+        rc |= pps_trace_meta(t, "device", buf);
+        return rc;
+    }
+    {
+        char model[1200];
+        snprintf(model, sizeof(model), "emulated (no math), with the shapes of the %s", buf);
+        rc |= pps_trace_meta(t, "model", model);
+    }
+    rc |= pps_trace_meta(t, "backend", "emu");
+    rc |= pps_trace_meta(t, "emulated", "1");
+    rc |= pps_trace_meta(t, "device",
+                         "emu: an emulated device (every op sleeps its modeled time, no math)");
+    rc |= pps_trace_meta_int(t, "emu_tf_ns", llround(c->emu.tf_ns));
+    rc |= pps_trace_meta_int(t, "emu_tb_ns", llround(c->emu.tb_ns));
+    rc |= pps_trace_meta_int(t, "emu_tw_ns", llround(c->emu.tw_ns));
+    rc |= pps_trace_meta_int(t, "emu_latency_ns", llround(c->emu.latency_ns));
+    snprintf(buf, sizeof(buf), "%g", c->emu.bandwidth_gbps);
+    rc |= pps_trace_meta(t, "emu_bandwidth_gbps", buf);
+    if (c->emu.stage_mult) {
+        size_t used = 0;
+        buf[0] = '\0';
+        for (int k = 0; k < c->emu.n_stage_mult && used < sizeof(buf); k++)
+            used += (size_t)snprintf(buf + used, sizeof(buf) - used, "%s%g", k ? "," : "",
+                                     c->emu.stage_mult[k]);
+        rc |= pps_trace_meta(t, "emu_stage_mult", buf);
+    }
+    if (c->emu.slow_stage >= 0) {
+        snprintf(buf, sizeof(buf), "%d:%g", c->emu.slow_stage, c->emu.slow_factor);
+        rc |= pps_trace_meta(t, "emu_slow_stage", buf);
+    }
+    if (c->emu.slow_link_a >= 0) {
+        snprintf(buf, sizeof(buf), "%d-%d:%g", c->emu.slow_link_a, c->emu.slow_link_b,
+                 c->emu.slow_link_ns / 1e3);
+        rc |= pps_trace_meta(t, "emu_slow_link_us", buf);
+    }
+    /* The modeled link time of one activation: what the prediction adds to each hop (a slow
+     * link is a fault for the diagnosis to find, so it is not in it). */
+    plain = c->emu;
+    plain.slow_link_a = plain.slow_link_b = -1;
+    rc |= pps_trace_meta_int(
+        t, "tcomm_ns", rs->p > 1 ? llround(pps_emu_link_delay_ns(&plain, 0, 1, act_bytes)) : 0);
+    return rc;
+}
+
+int pps__run_tracer_open(struct pps__run_sched *rs, int stage, int clock_sync,
+                         const char *transport, struct pps_tracer **out, struct pps_err *err)
+{
+    struct pps_trace_options o;
+    int rc;
+
+    *out = NULL;
+    if (!rs->dir[0])
+        return 0;
+    pps_trace_options_init(&o);
+    o.run_dir = rs->dir;
+    o.rank = stage;
+    o.world = rs->p;
+    o.clock_sync = clock_sync;
+    o.buffer_spans = 16384; /* a few thousand spans a second per stage: seconds of room */
+    rc = pps_trace_open(&o, out, err);
+    if (rc)
+        return rc;
+    if (write_meta(rs, *out, transport))
+        return pps_err_set(err, PPS_ENOMEM, "%s: out of memory for the run's metadata", rs->dir);
+    return 0;
+}
+
+/* ---- the executor's config ----------------------------------------------------------------- */
+
+static void on_iter(void *arg, int iter, double loss)
+{
+    struct pps__run_sched *rs = arg;
+    int64_t now = pps_trace_now();
+
+    if (!rs->cfg->progress)
+        return;
+    if (now - rs->progress_ns < 1000000000LL && iter != rs->cfg->iters - 1)
+        return;
+    rs->progress_ns = now;
+    if (isnan(loss))
+        fprintf(stderr, "ppscope run: %s iteration %d/%d\n", pps_sched_kind_name(rs->kind),
+                iter + 1, rs->cfg->iters);
+    else
+        fprintf(stderr, "ppscope run: %s iteration %d/%d, loss %.4f\n",
+                pps_sched_kind_name(rs->kind), iter + 1, rs->cfg->iters, loss);
+}
+
+void pps__run_exec_config(struct pps__run_sched *rs, int stage, struct pps_transport *t,
+                          struct pps_tracer *tracer, struct pps_compute **chunks,
+                          struct pps_exec_config *ec)
+{
+    const struct pps_run_config *c = rs->cfg;
+
+    pps_exec_config_init(ec);
+    ec->sched = &rs->sched;
+    ec->stage = stage;
+    ec->t = t;
+    ec->tracer = tracer;
+    ec->chunks = chunks;
+    ec->iters = c->check_grads ? 1 : c->iters;
+    ec->optim_mode = c->optim_mode;
+    ec->clip = c->clip;
+    ec->no_step = c->check_grads;
+    ec->inject_nonfinite_iter = c->inject_nonfinite_iter;
+    ec->fail_iter = stage == c->fail_stage ? c->fail_iter : -1;
+    ec->on_iter = on_iter;
+    ec->arg = rs;
+}
+
+/* ---- the gradient check -------------------------------------------------------------------- */
+
+void pps_run_grad_tensor(const struct pps_model_spec *s, size_t index, int *tensor, char *name,
+                         size_t len)
+{
+    size_t h = (size_t)s->hidden, inner = (size_t)s->mlp_ratio * h;
+    const size_t block[6] = {h, h, h * inner, inner, inner * h, h};
+    static const char *const block_names[6] = {"ln gamma", "ln beta", "w1", "b1", "w2", "b2"};
+    size_t at = (size_t)PPS_MODEL_VOCAB * h;
+    int t = 0;
+
+    if (index < at) {
+        *tensor = 0;
+        snprintf(name, len, "embedding");
+        return;
+    }
+    for (int b = 0; b < s->layers; b++) {
+        for (int k = 0; k < 6; k++) {
+            t++;
+            if (index < at + block[k]) {
+                *tensor = t;
+                snprintf(name, len, "block %d %s", b, block_names[k]);
+                return;
+            }
+            at += block[k];
+        }
+    }
+    *tensor = t + 1 + (index >= at + h) + (index >= at + 2 * h);
+    snprintf(name, len, "%s",
+             index < at + h       ? "final ln gamma"
+             : index < at + 2 * h ? "final ln beta"
+                                  : "head");
+}
+
+int pps__run_compare_grads(const struct pps__run_sched *rs, const float *grads, size_t n,
+                           double loss_sum, struct pps_run_outcome *o, struct pps_err *err)
+{
+    float *ref = NULL;
+    size_t n_ref = 0;
+    double ref_loss = 0, loss = loss_sum / rs->m;
+    int rc;
+
+    rc = pps_model_reference(&rs->cfg->model, "cpu", rs->m, 0, &ref, &n_ref, &ref_loss, err);
+    if (rc)
+        return rc;
+    o->grads_checked = 1;
+    o->n_grads = n_ref;
+    o->first_diff = -1;
+    for (size_t i = 0; i < n_ref && o->first_diff < 0; i++) {
+        if (i >= n || memcmp(&grads[i], &ref[i], sizeof(float)) != 0) {
+            o->first_diff = (long)i;
+            o->diff_got = i < n ? grads[i] : NAN;
+            o->diff_want = ref[i];
+        }
+    }
+    if (o->first_diff < 0 && n != n_ref) {
+        o->first_diff = (long)n_ref; /* the pipeline exported more than the model has */
+        o->diff_got = grads[n_ref];
+        o->diff_want = NAN;
+    }
+    o->grads_equal = o->first_diff < 0;
+    o->ref_loss = ref_loss;
+    o->loss_equal = memcmp(&loss, &ref_loss, sizeof(double)) == 0;
+    free(ref);
+    return 0;
+}

@@ -1,0 +1,213 @@
+/*
+ * run_threads.c - the threads driver: every stage of a schedule's run is a thread of this
+ * process, with its own chunks, transport endpoint and tracer (shard "rank-0000S.db").
+ *
+ * The driver builds everything before the first thread starts, so that a configuration or
+ * resource problem stops the run before any stage computes; it joins the threads, and only then
+ * looks at the chunks again (the gradient check, the parameters) and closes the tracers.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <pthread.h>
+
+#include "run_int.h"
+
+struct stage_thread {
+    pthread_t th;
+    struct pps_exec_config ec;
+    struct pps_exec_result res;
+    struct pps_err err;
+    int rc;
+};
+
+static void *stage_main(void *arg)
+{
+    struct stage_thread *st = arg;
+
+    st->rc = pps_executor_run(&st->ec, &st->res, &st->err);
+    return NULL;
+}
+
+/* Every chunk's export (grads or params) concatenated in virtual-stage order into *out. */
+static int gather(const struct pps__run_sched *rs, struct pps_compute **chunks, int grads,
+                  float **out, size_t *n_out, struct pps_err *err)
+{
+    size_t total = 0, n;
+    float *buf;
+    int rc = 0;
+
+    *out = NULL;
+    *n_out = 0;
+    for (int vs = 0; vs < rs->nvs && !rc; vs++) {
+        struct pps_compute *ch = chunks[(vs % rs->p) * rs->v + vs / rs->p];
+        rc = grads ? ch->ops->export_grads(ch, NULL, &n, err)
+                   : ch->ops->export_params(ch, NULL, &n, err);
+        total += n;
+    }
+    if (rc)
+        return rc;
+    buf = malloc((total ? total : 1) * sizeof(float));
+    if (!buf)
+        return pps_err_set(err, PPS_ENOMEM, "out of memory for %zu exported values", total);
+    total = 0;
+    for (int vs = 0; vs < rs->nvs && !rc; vs++) {
+        struct pps_compute *ch = chunks[(vs % rs->p) * rs->v + vs / rs->p];
+        rc = grads ? ch->ops->export_grads(ch, buf + total, &n, err)
+                   : ch->ops->export_params(ch, buf + total, &n, err);
+        total += n;
+    }
+    if (rc) {
+        free(buf);
+        return rc;
+    }
+    *out = buf;
+    *n_out = total;
+    return 0;
+}
+
+/* The error to report from the stages: the one that failed first on its own (not the others'
+ * PPS_EPEER about it), named by its stage. */
+static int stage_error(struct stage_thread *st, int p, struct pps_err *err)
+{
+    int pick = -1;
+
+    for (int s = 0; s < p && pick < 0; s++)
+        if (st[s].rc && st[s].rc != PPS_EPEER)
+            pick = s;
+    if (pick >= 0)
+        return pps_err_set(err, st[pick].rc, "stage %d failed: %s", pick, st[pick].err.msg);
+    for (int s = 0; s < p; s++)
+        if (st[s].rc)
+            return pps_err_set(err, st[s].rc, "%s", st[s].err.msg);
+    return 0;
+}
+
+/* After the threads: the gradient check, the parameters, the timing. */
+static int finish(const struct pps__run_sched *rs, struct pps_compute **chunks,
+                  struct stage_thread *st, struct pps_run_outcome *o, struct pps_err *err)
+{
+    const struct pps_run_config *c = rs->cfg;
+    int64_t t0 = st[0].res.t_start_ns, t1 = st[0].res.t_end_ns;
+    int rc = 0;
+
+    for (int s = 0; s < rs->p; s++) {
+        t0 = st[s].res.t_start_ns < t0 ? st[s].res.t_start_ns : t0;
+        t1 = st[s].res.t_end_ns > t1 ? st[s].res.t_end_ns : t1;
+    }
+    o->wall_ns = (double)(t1 - t0);
+    o->loss = st[rs->p - 1].res.loss;
+    o->steps = st[0].res.steps;
+    o->skips = st[0].res.skips;
+    o->clips = st[0].res.clips;
+    o->rollbacks = st[0].res.rollbacks;
+    o->reruns = st[0].res.reruns;
+    if (c->check_grads) {
+        float *g = NULL;
+        size_t n = 0;
+        struct pps_compute *lastc = chunks[(rs->p - 1) * rs->v + rs->v - 1];
+        rc = gather(rs, chunks, 1, &g, &n, err);
+        if (!rc)
+            rc = pps__run_compare_grads(rs, g, n, lastc->ops->loss_sum(lastc), o, err);
+        free(g);
+    }
+    if (!rc && c->keep_params)
+        rc = gather(rs, chunks, 0, &o->params, &o->n_params, err);
+    return rc;
+}
+
+static int run_one(const struct pps_run_config *c, int kind, struct pps_run_outcome *o,
+                   struct pps_err *err)
+{
+    struct pps__run_sched rs;
+    struct pps_transport_threads *hub = NULL;
+    struct pps_transport **t = NULL;
+    struct pps_compute **chunks = NULL;
+    struct pps_tracer **tr = NULL;
+    struct stage_thread *st = NULL;
+    int p = c->p, v, started = 0, rc, ok = 0;
+
+    rc = pps__run_sched_prepare(&rs, c, kind, err);
+    if (rc)
+        goto out;
+    v = rs.v;
+    o->kind = kind;
+    snprintf(o->dir, sizeof(o->dir), "%s", rs.dir);
+    t = calloc((size_t)p, sizeof(*t));
+    chunks = calloc((size_t)(p * v), sizeof(*chunks));
+    tr = calloc((size_t)p, sizeof(*tr));
+    st = calloc((size_t)p, sizeof(*st));
+    if (!t || !chunks || !tr || !st) {
+        rc = pps_err_set(err, PPS_ENOMEM, "out of memory for %d stages", p);
+        goto out;
+    }
+    if ((rc = pps_transport_threads_new(p, &hub, err)))
+        goto out;
+    for (int s = 0; s < p && !rc; s++) {
+        t[s] = pps_transport_threads_endpoint(hub, s);
+        rc = pps__run_transport_wrap(&rs, &t[s], err);
+    }
+    for (int s = 0; s < p && !rc; s++)
+        rc = pps__run_chunks_new(&rs, s, chunks + s * v, err);
+    for (int s = 0; s < p && !rc; s++)
+        rc = pps__run_tracer_open(&rs, s, 0, "threads", &tr[s], err);
+    if (rc)
+        goto out;
+
+    for (; started < p; started++) {
+        struct stage_thread *x = &st[started];
+        pps__run_exec_config(&rs, started, t[started], tr[started], chunks + started * v, &x->ec);
+        if (pthread_create(&x->th, NULL, stage_main, x) != 0) {
+            rc = pps_err_set(err, PPS_EIO, "cannot start the thread of stage %d", started);
+            pps_transport_threads_abort(hub, -1, err->msg);
+            break;
+        }
+    }
+    for (int s = 0; s < started; s++)
+        pthread_join(st[s].th, NULL);
+    if (!rc)
+        rc = stage_error(st, p, err);
+    if (!rc)
+        rc = finish(&rs, chunks, st, o, err);
+    ok = rc == 0;
+out:
+    /* A failed run's shards stay flushed and incomplete (run.h): their tracers are not closed. */
+    for (int s = 0; tr && s < p; s++) {
+        if (!tr[s])
+            continue;
+        if (ok) {
+            struct pps_err terr = {0, ""};
+            if (pps_trace_close(tr[s], &terr) && !rc)
+                rc = pps_err_set(err, terr.code, "%s", terr.msg);
+        } else {
+            (void)pps_trace_flush(tr[s], NULL);
+        }
+    }
+    for (int s = 0; chunks && s < p; s++)
+        pps__run_chunks_free(chunks + s * rs.v, rs.v);
+    for (int s = 0; t && s < p; s++)
+        if (t[s])
+            t[s]->ops->free(t[s]);
+    pps_transport_threads_free(hub);
+    free(st);
+    free(tr);
+    free(chunks);
+    free(t);
+    pps__run_sched_release(&rs);
+    return rc;
+}
+
+int pps__run_threads(const struct pps_run_config *c, struct pps_run_result *res,
+                     struct pps_err *err)
+{
+    int rc = 0;
+
+    res->rank = 0;
+    res->world = 1;
+    for (int i = 0; i < c->n_kinds && !rc; i++) {
+        rc = run_one(c, c->kinds[i], &res->outcomes[i], err);
+        res->n = i + 1;
+    }
+    return rc;
+}

@@ -1,0 +1,29 @@
+# Tests of runtime/'s executor, optimizer, emu backend and run orchestration, and of `ppscope run`.
+#   test_executor             pps_run on cpu: post-validation bitwise equal to sync (clipping, an
+#                             injected inf), gradients of every schedule against the reference,
+#                             the loss falling over 200 iterations of the default text
+#   test_executor_emu         emu ops sleep their time, the link model, and every schedule's
+#                             measured bubble within 5 points of the simulator (bench/ has 2)
+#   test_executor_collective  the non-blocking sum and the abort op of the threads transport
+#   run_check_grads           `ppscope run --check-grads` bitwise, many p, m, v and partitions
+#   run_bad_input, run_fail   exit 2 with one line for each impossible flag combination; a stage
+#                             that fails stops the others and leaves a readable, incomplete run
+#   run_ab                    --schedule 1f1b,zb-h1,zb-h2 on emu: a run and a row per schedule
+#   run_check_grads_mpi       the same gradient check under mpirun, world size != p, a failing
+#                             rank (label mpi; skipped without MPI or mpirun)
+pps_unit_test(test_executor pps_runtime pps_storage)
+pps_unit_test(test_executor_emu pps_runtime pps_analysis pps_storage)
+pps_unit_test(test_executor_collective pps_runtime Threads::Threads)
+# Emulated timings are measured against the clock: they want the machine to themselves.
+set_tests_properties(test_executor_emu PROPERTIES RUN_SERIAL TRUE)
+
+foreach(_t run_check_grads run_bad_input run_fail run_ab)
+  pps_cli_test(${_t})
+endforeach()
+set_tests_properties(run_ab PROPERTIES RUN_SERIAL TRUE)
+
+add_test(NAME run_check_grads_mpi
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/run_check_grads.sh $<TARGET_FILE:ppscope> mpi
+                 "${PPS_HAVE_MPI}" "${MPIEXEC_EXECUTABLE}")
+set_tests_properties(run_check_grads_mpi PROPERTIES LABELS mpi SKIP_RETURN_CODE 77 TIMEOUT 600
+                                                    PROCESSORS 2)

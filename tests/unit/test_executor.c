@@ -1,0 +1,259 @@
+/*
+ * test_executor.c - the runtime end to end on the cpu backend (pps_run over the threads
+ * transport): post-validation leaves the parameters bitwise where sync mode does, with clipping
+ * and with an injected inf; the loss falls over a few hundred iterations on the default text,
+ * read back from the run's metrics; gradients of every schedule match the reference.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "run.h"
+#include "schedule.h"
+#include "storage.h"
+#include "test.h"
+
+/* A model small enough for many runs: 4 blocks of width 16, 2 sequences of 8 bytes. */
+static void small_config(struct pps_run_config *c, int kind, int p, int m)
+{
+    pps_run_config_init(c);
+    c->kinds[0] = kind;
+    c->n_kinds = 1;
+    c->p = p;
+    c->m = m;
+    c->model.layers = 4;
+    c->model.hidden = 16;
+    c->model.seq_len = 8;
+    c->model.micro_batch = 2;
+    c->model.seed = 7;
+    c->trace = 0;
+    c->progress = 0;
+    c->transport = PPS_TRANSPORT_THREADS;
+}
+
+static void skip_without_text(void)
+{
+    if (access(PPS_MODEL_DEFAULT_DATA, R_OK) != 0) {
+        fprintf(stderr, "skipped: no %s\n", PPS_MODEL_DEFAULT_DATA);
+        exit(77);
+    }
+}
+
+/* Runs c; the parameters at the end into *params (caller frees). */
+static int run_params(struct pps_run_config *c, float **params, size_t *n,
+                      struct pps_run_outcome *out)
+{
+    struct pps_run_result res;
+    struct pps_err err = {0, ""};
+    int rc;
+
+    c->keep_params = 1;
+    rc = pps_run(c, &res, &err);
+    if (rc) {
+        fprintf(stderr, "  pps_run: %s\n", err.msg);
+        pps_run_result_release(&res);
+        return rc;
+    }
+    *params = res.outcomes[0].params;
+    *n = res.outcomes[0].n_params;
+    *out = res.outcomes[0];
+    res.outcomes[0].params = NULL;
+    out->params = NULL;
+    pps_run_result_release(&res);
+    return 0;
+}
+
+/* Sync and post-validation from the same seed: the same parameters, to the bit. */
+static void check_postval_equals_sync(int kind, int p, int m, double clip, int inject,
+                                      int expect_rollbacks)
+{
+    struct pps_run_config c;
+    struct pps_run_outcome os, op;
+    float *ps = NULL, *pp = NULL;
+    size_t ns = 0, np = 0;
+
+    small_config(&c, kind, p, m);
+    c.iters = 6;
+    c.clip = clip;
+    c.inject_nonfinite_iter = inject;
+    c.optim_mode = PPS_OPTIM_SYNC;
+    CHECK_EQ_INT(run_params(&c, &ps, &ns, &os), 0);
+    c.optim_mode = PPS_OPTIM_POSTVAL;
+    CHECK_EQ_INT(run_params(&c, &pp, &np, &op), 0);
+    CHECK(ns > 0);
+    CHECK_EQ_INT(np, ns);
+    if (ps && pp && np == ns) {
+        size_t diff = ns;
+        for (size_t i = 0; i < ns && diff == ns; i++)
+            if (memcmp(&ps[i], &pp[i], sizeof(float)) != 0)
+                diff = i;
+        if (diff != ns)
+            fprintf(stderr,
+                    "  %s p=%d m=%d clip %g inject %d: parameter %zu differs: %.9g vs %.9g\n",
+                    pps_sched_kind_name(kind), p, m, clip, inject, diff, (double)ps[diff],
+                    (double)pp[diff]);
+        CHECK_EQ_INT(diff, ns);
+    }
+    CHECK_EQ_INT(op.steps, os.steps);
+    CHECK_EQ_INT(op.skips, os.skips);
+    CHECK_EQ_INT(op.clips, os.clips);
+    CHECK_EQ_INT(os.rollbacks, 0);
+    if (expect_rollbacks)
+        CHECK(op.rollbacks >= 1);
+    else
+        CHECK_EQ_INT(op.rollbacks, 0);
+    CHECK(memcmp(&os.loss, &op.loss, sizeof(double)) == 0);
+    free(ps);
+    free(pp);
+}
+
+static void test_postval_without_failures_steps_like_sync(void)
+{
+    skip_without_text();
+    check_postval_equals_sync(PPS_SCHED_ZB_H2, 4, 8, 0, -1, 0);
+}
+
+static void test_postval_rolls_back_an_injected_inf_exactly(void)
+{
+    struct pps_run_config c;
+    struct pps_run_outcome o;
+    float *ps = NULL;
+    size_t n = 0;
+
+    skip_without_text();
+    check_postval_equals_sync(PPS_SCHED_ZB_H2, 4, 8, 0, 2, 1);
+    check_postval_equals_sync(PPS_SCHED_1F1B, 2, 4, 0, 5, 1); /* the last iteration */
+
+    /* The skipped step does not count: 6 iterations, 5 steps. */
+    small_config(&c, PPS_SCHED_ZB_H1, 2, 4);
+    c.iters = 6;
+    c.clip = 0;
+    c.inject_nonfinite_iter = 0;
+    c.optim_mode = PPS_OPTIM_POSTVAL;
+    CHECK_EQ_INT(run_params(&c, &ps, &n, &o), 0);
+    CHECK_EQ_INT(o.steps, 5);
+    CHECK_EQ_INT(o.skips, 1);
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(ps[i])) {
+            CHECK(isfinite(ps[i])); /* a rollback left a parameter not finite */
+            break;
+        }
+    free(ps);
+}
+
+static void test_postval_redoes_clipped_steps_exactly(void)
+{
+    skip_without_text();
+    /* A clip this small clips every step: every optimistic step is undone and redone. */
+    check_postval_equals_sync(PPS_SCHED_ZB_H2, 4, 8, 0.05, -1, 1);
+    check_postval_equals_sync(PPS_SCHED_INTERLEAVED, 2, 4, 0.05, 3, 1);
+    check_postval_equals_sync(PPS_SCHED_GPIPE, 3, 3, 0.05, 1, 1);
+}
+
+static void test_check_grads_every_schedule(void)
+{
+    static const int kinds[] = {PPS_SCHED_GPIPE, PPS_SCHED_1F1B, PPS_SCHED_INTERLEAVED,
+                                PPS_SCHED_ZB_H1, PPS_SCHED_ZB_H2};
+    struct pps_run_config c;
+
+    skip_without_text();
+    for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+        struct pps_run_result res;
+        struct pps_err err = {0, ""};
+
+        small_config(&c, kinds[k], 3, 6);
+        c.check_grads = 1;
+        c.model.layers = kinds[k] == PPS_SCHED_INTERLEAVED ? 7 : 5; /* uneven, an empty chunk */
+        c.partition = kinds[k] == PPS_SCHED_INTERLEAVED ? "2,0,1,1,2,1" : "3,0,2";
+        CHECK_EQ_INT(pps_run(&c, &res, &err), 0);
+        if (err.msg[0])
+            fprintf(stderr, "  %s: %s\n", pps_sched_kind_name(kinds[k]), err.msg);
+        CHECK_EQ_INT(res.n, 1);
+        CHECK(res.outcomes[0].grads_checked);
+        CHECK(res.outcomes[0].grads_equal);
+        CHECK(res.outcomes[0].loss_equal);
+        CHECK_EQ_INT(res.outcomes[0].first_diff, -1);
+        pps_run_result_release(&res);
+    }
+}
+
+/* The loss as the run recorded it: the last stage's metrics, by iteration. */
+static int read_losses(const char *dir, int p, double *loss, int n)
+{
+    struct pps_run *run = NULL;
+    struct pps_err err = {0, ""};
+    int got = 0;
+
+    if (pps_run_load(dir, &run, &err) < 0) {
+        fprintf(stderr, "  %s\n", err.msg);
+        return 0;
+    }
+    for (size_t i = 0; i < run->n_metrics; i++) {
+        const struct pps_metric *mt = &run->metrics[i];
+        if (mt->stage == p - 1 && mt->iter >= 0 && mt->iter < n) {
+            loss[mt->iter] = mt->loss;
+            got++;
+        }
+    }
+    pps_run_free(run);
+    return got;
+}
+
+static void test_loss_falls_through_the_pipeline(void)
+{
+    enum { ITERS = 200, WINDOW = 20 };
+    static double loss[ITERS];
+    struct pps_run_config c;
+    struct pps_run_result res;
+    struct pps_err err = {0, ""};
+    char dir[] = "/tmp/pps-test-executor-XXXXXX", out[64];
+    double first = 0, last = 0;
+
+    skip_without_text();
+    CHECK(mkdtemp(dir) != NULL);
+    if (!dir[0] || dir[strlen(dir) - 1] == 'X')
+        return;
+    snprintf(out, sizeof(out), "%s/run", dir);
+    /* The model's defaults, as `ppscope run` trains without flags, post-validated. */
+    pps_run_config_init(&c);
+    c.kinds[0] = PPS_SCHED_ZB_H1;
+    c.p = 2;
+    c.m = 4;
+    c.iters = ITERS;
+    c.optim_mode = PPS_OPTIM_POSTVAL;
+    c.transport = PPS_TRANSPORT_THREADS;
+    c.out = out;
+    c.progress = 0;
+    CHECK_EQ_INT(pps_run(&c, &res, &err), 0);
+    if (err.msg[0])
+        fprintf(stderr, "  %s\n", err.msg);
+    pps_run_result_release(&res);
+    CHECK_EQ_INT(read_losses(out, c.p, loss, ITERS), ITERS);
+    for (int i = 0; i < WINDOW; i++) {
+        first += loss[i] / WINDOW;
+        last += loss[ITERS - WINDOW + i] / WINDOW;
+    }
+    fprintf(stderr, "  mean loss: first %d iterations %.4f, last %d %.4f (ln 256 = %.4f)\n", WINDOW,
+            first, WINDOW, last, log(256.0));
+    CHECK(fabs(loss[0] - log(256.0)) < 0.5);
+    CHECK(last < 0.85 * first);
+    {
+        char cmd[128];
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+        CHECK_EQ_INT(system(cmd), 0);
+    }
+}
+
+static const struct test_case cases[] = {
+    TEST(test_postval_without_failures_steps_like_sync),
+    TEST(test_postval_rolls_back_an_injected_inf_exactly),
+    TEST(test_postval_redoes_clipped_steps_exactly),
+    TEST(test_check_grads_every_schedule),
+    TEST(test_loss_falls_through_the_pipeline),
+    {NULL, NULL},
+};
+
+int main(int argc, char **argv)
+{
+    return test_main(cases, argc, argv);
+}
