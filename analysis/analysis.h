@@ -111,4 +111,57 @@ enum pps_verdict {
  */
 int pps_report_verdict(const struct pps_report *rep, char *buf, size_t len);
 
+/* ------------------------------------------------------------------------------------------- */
+/* Flags: what the measurement says is wrong, each with its evidence (flags.c)                 */
+/* ------------------------------------------------------------------------------------------- */
+
+/* A stage whose compute time per iteration is this far above the stages' mean is imbalanced. */
+#define PPS_FLAG_IMBALANCE_MARGIN 0.10
+/* Waits for data beyond the schedule's idle, per op, this large against the stage's mean op
+ * time are a communication stall. */
+#define PPS_FLAG_STALL_RATIO 0.25
+
+enum pps_flag_kind {
+    PPS_FLAG_IMBALANCE = 1, /* a stage computes more than the others */
+    PPS_FLAG_COMM_STALL,    /* a stage waits for data about as long as it computes an op */
+    PPS_FLAG_BUBBLE_ABOVE,  /* measured bubble far above the prediction */
+};
+
+struct pps_flag {
+    int kind;       /* enum pps_flag_kind */
+    int stage;      /* the stage it is about, -1 for the whole run */
+    int peer;       /* COMM_STALL: the stage waited on most, -1 if unknown */
+    double value;   /* IMBALANCE: compute / mean; COMM_STALL: stall per op / mean op;
+                       BUBBLE_ABOVE: measured - predicted bubble */
+    char text[256]; /* one line with the evidence */
+};
+
+/* Caller-held; zero it (or PPS_FLAG_LIST_INIT) before use, release with pps_flag_list_release. */
+struct pps_flag_list {
+    struct pps_flag *items;
+    size_t n;
+};
+
+#define PPS_FLAG_LIST_INIT                                                                         \
+    {                                                                                              \
+        NULL, 0                                                                                    \
+    }
+
+/*
+ * Finds the flags of a run from its report (and the run's WAIT spans, for whom a stage waited
+ * on): stage imbalance (a stage's F, B, W and BW time more than PPS_FLAG_IMBALANCE_MARGIN above
+ * the mean, saying when that stage holds the embedding (the first) or the LM head (the last)),
+ * communication stall (a stage idles longer than the prediction gives it, and its waits for
+ * data (WAIT spans, or RECV where there are none) cover that extra idle: per op, at least
+ * PPS_FLAG_STALL_RATIO of its mean op time; needs a prediction), bubble above the prediction
+ * (the verdict PPS_VERDICT_ABOVE).
+ * Imbalance flags come first, worst first, then stalls, then the bubble. list must be released
+ * or fresh; on failure it is empty. 0 or PPS_ENOMEM.
+ */
+int pps_analysis_flags(const struct pps_run *run, const struct pps_report *rep,
+                       struct pps_flag_list *list, struct pps_err *err);
+void pps_flag_list_release(struct pps_flag_list *list);
+/* "imbalance", "stall", "bubble"; "?" for a kind out of range. */
+const char *pps_flag_kind_name(int kind);
+
 #endif

@@ -16,6 +16,7 @@ static const struct command commands[] = {
     {"sim", pps_cmd_sim, "simulate a schedule: predicted timeline, bubble, memory"},
     {"report", pps_cmd_report, "per-stage busy/idle and the bubble of a run, beside the theory"},
     {"merge", pps_cmd_merge, "merge a run's per-rank shards into one portable file"},
+    {"view", pps_cmd_view, "per-stage timelines, live or post-mortem, bubble and flags; A/B"},
     {NULL, NULL, NULL},
 };
 

@@ -1,0 +1,130 @@
+/*
+ * cmd_view.c - `ppscope view RUN [RUN_B]`: the terminal UI over a run (live or finished) or two
+ * (A/B). tui/ does the work; this file reads the command line and picks the mode.
+ */
+#include <langinfo.h>
+#include <locale.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "tui.h"
+
+static const char usage_text[] =
+    "usage: ppscope view [options] RUN [RUN_B]\n"
+    "\n"
+    "Per-stage timelines of a run (a directory of per-rank shards, or a merged file), live while\n"
+    "it is being written, or of two runs one above the other (A/B, aligned by iteration, with a\n"
+    "delta table). Beside them: busy time by kind, idle and wait per stage, the bubble against\n"
+    "(p-1)/m, (p-1)/(m+p-1) and the simulator's prediction, and flags (stage imbalance,\n"
+    "communication stalls, a bubble the schedule does not explain). Press ? for the keys.\n"
+    "docs/view.md describes the view.\n"
+    "\n"
+    "options:\n"
+    "  --once            print one frame as plain text on stdout and exit\n"
+    "  --size COLSxROWS  the --once frame's size (default: the terminal's, else 120x40)\n"
+    "  --keys KEYS       with --once: keys to apply first, as if typed: characters and <left>\n"
+    "                    <right> <up> <down> <enter> <tab> <esc> <space> <f1> <home> <end>\n"
+    "                    <pgup> <pgdn> (e.g. \"++<right>f\")\n"
+    "  --ascii           ASCII only (the default where the locale is not UTF-8)\n"
+    "  --no-color        no colours (also when NO_COLOR is set)\n"
+    "  --delay SECONDS   how often a live run is re-read (default 0.5)\n"
+    "  -h, --help        show this help\n";
+
+static int parse_size(const char *s, int *cols, int *rows)
+{
+    char buf[32];
+    char *x;
+    long c, r;
+
+    if (!s || strlen(s) >= sizeof(buf))
+        return -1;
+    strcpy(buf, s);
+    x = strchr(buf, 'x');
+    if (!x)
+        return -1;
+    *x = '\0';
+    if (pps_parse_int(buf, 1, 1000, &c) < 0 || pps_parse_int(x + 1, 1, 1000, &r) < 0)
+        return -1;
+    *cols = (int)c;
+    *rows = (int)r;
+    return 0;
+}
+
+/* The terminal's size for --once, if stdout is one. */
+static void terminal_size(int *cols, int *rows)
+{
+    struct winsize ws;
+
+    if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0 &&
+        ws.ws_row > 0) {
+        *cols = ws.ws_col;
+        *rows = ws.ws_row;
+    }
+}
+
+int pps_cmd_view(int argc, char **argv)
+{
+    const char *paths[2] = {NULL, NULL}, *keys = NULL, *no_color = getenv("NO_COLOR");
+    struct pps_tui_opts opts = {0, 1, 0.5};
+    struct pps_err err = {0, ""};
+    int once = 0, cols = 120, rows = 40, size_given = 0, n_paths = 0, options_done = 0, rc;
+    const char *codeset;
+
+    if (no_color && no_color[0])
+        opts.color = 0;
+    setlocale(LC_CTYPE, "");
+    codeset = nl_langinfo(CODESET);
+    if (!codeset || (strcmp(codeset, "UTF-8") && strcmp(codeset, "utf8")))
+        opts.ascii = 1;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+
+        if (!options_done && !strcmp(a, "--")) {
+            options_done = 1;
+        } else if (!options_done && (!strcmp(a, "-h") || !strcmp(a, "--help"))) {
+            fputs(usage_text, stdout);
+            return PPS_EXIT_OK;
+        } else if (!options_done && !strcmp(a, "--once")) {
+            once = 1;
+        } else if (!options_done && !strcmp(a, "--ascii")) {
+            opts.ascii = 1;
+        } else if (!options_done && (!strcmp(a, "--no-color") || !strcmp(a, "--no-colour"))) {
+            opts.color = 0;
+        } else if (!options_done && !strcmp(a, "--size")) {
+            if (i + 1 >= argc || parse_size(argv[++i], &cols, &rows) < 0)
+                return pps_cli_usage_error("view", "--size takes COLSxROWS, e.g. 120x40");
+            size_given = 1;
+        } else if (!options_done && !strcmp(a, "--keys")) {
+            if (i + 1 >= argc)
+                return pps_cli_usage_error("view", "--keys takes a key script");
+            keys = argv[++i];
+        } else if (!options_done && !strcmp(a, "--delay")) {
+            if (i + 1 >= argc || pps_parse_double(argv[++i], 0.01, 3600, &opts.delay_s) < 0)
+                return pps_cli_usage_error("view", "--delay takes seconds, 0.01 to 3600");
+        } else if (!options_done && a[0] == '-' && a[1]) {
+            return pps_cli_usage_error("view", "unknown option '%s'", a);
+        } else if (n_paths == 2) {
+            return pps_cli_usage_error("view", "at most two runs (A and B): got a third, '%s'", a);
+        } else {
+            paths[n_paths++] = a;
+        }
+    }
+    if (!n_paths)
+        return pps_cli_usage_error("view", "missing RUN (a run directory or a merged file)");
+    if (keys && !once)
+        return pps_cli_usage_error("view", "--keys goes with --once");
+    if (once) {
+        if (!size_given)
+            terminal_size(&cols, &rows);
+        rc = pps_tui_once(paths[0], paths[1], &opts, cols, rows, keys, stdout, &err);
+        if (rc == 0 && (fflush(stdout) != 0 || ferror(stdout)))
+            rc = pps_err_set(&err, PPS_EIO, "could not write the frame to stdout");
+    } else {
+        rc = pps_tui_interactive(paths[0], paths[1], &opts, &err);
+    }
+    return rc < 0 ? pps_cli_fail("view", &err) : PPS_EXIT_OK;
+}

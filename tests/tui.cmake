@@ -1,0 +1,21 @@
+# Tests of tui/ (`ppscope view`): layout over every terminal size, the timeline index against
+# brute force, the view's moves, keys and drawing without a terminal (label unit); --once and
+# bad input through the CLI (label cli); the real program under tmux at fixed sizes (label tui,
+# skipped without tmux).
+pps_unit_test(test_tui_layout pps_tui)
+pps_unit_test(test_tui_index pps_tui)
+pps_unit_test(test_tui_view pps_tui pps_storage pps_schedule)
+pps_unit_test(test_tui_flags pps_analysis pps_storage pps_schedule)
+
+pps_cli_test(view_cli)
+
+foreach(_t view_tmux view_tmux_live)
+  add_test(NAME ${_t} COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/${_t}.sh $<TARGET_FILE:ppscope>)
+  set_tests_properties(${_t} PROPERTIES LABELS tui SKIP_RETURN_CODE 77 TIMEOUT 180)
+endforeach()
+# The live test's writer: a run written one iteration at a time, like a training job.
+add_executable(test_tui_livewriter unit/test_tui_livewriter.c)
+target_include_directories(test_tui_livewriter PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+target_link_libraries(test_tui_livewriter PRIVATE pps_storage pps_schedule pps_common m)
+set_tests_properties(view_tmux_live PROPERTIES
+                     ENVIRONMENT "PPS_LIVEWRITER=$<TARGET_FILE:test_tui_livewriter>")

@@ -1,0 +1,621 @@
+/*
+ * test_tui_view.c - the view without a terminal: frames and the ruler, the key table (handler,
+ * help screen and key bar agree), moves (zoom, pan, iterations, fit), selection by key and by
+ * mouse, drawing at many sizes, pause and live reload of a run being written, A/B alignment,
+ * interleaved lanes and --once text.
+ */
+#include <time.h>
+
+#include "test.h"
+#include "test_tui_fixture.h"
+#include "tui_int.h"
+
+static char tmp[4096];
+
+/* The text of a whole frame, rows joined by newlines (static buffer). */
+static const char *frame_text(const struct pps_tui_frame *f, int ascii)
+{
+    static char buf[1 << 17];
+    size_t n = 0;
+
+    for (int y = 0; y < f->rows && n + 4096 < sizeof(buf); y++) {
+        pps_tui_frame_row(f, y, ascii, buf + n, 4096);
+        n += strlen(buf + n);
+        buf[n++] = '\n';
+    }
+    buf[n] = '\0';
+    return buf;
+}
+
+static void row_text(const struct pps_tui_frame *f, int y, char *buf, size_t len)
+{
+    pps_tui_frame_row(f, y, 1, buf, len);
+}
+
+/* Writes a simulated run of kind to tmp/name; returns its path (static per name slot). */
+static const char *sim_run(const char *name, int kind, int p, int m, int iters)
+{
+    static char paths[4][4200];
+    static int next;
+    char *path = paths[next++ % 4];
+    struct fx_sim x;
+
+    fx_sim_defaults(&x, kind, p, m);
+    snprintf(path, 4200, "%s/%s", tmp, name);
+    CHECK(fx_write_run(path, &x, iters) == 0);
+    fx_sim_release(&x);
+    return path;
+}
+
+static void open_ui(struct pps_tui *ui, const char *a, const char *b)
+{
+    struct pps_tui_opts o = {1, 0, 0.5};
+    struct pps_err err = {0, ""};
+
+    pps_tui_init(ui, &o);
+    CHECK(pps_tui_open(ui, a, b, &err) == 0);
+    if (err.msg[0])
+        fprintf(stderr, "  %s\n", err.msg);
+}
+
+/* ---- frame and ruler ----------------------------------------------------------------------- */
+
+static void test_frame_text_clip_and_ascii(void)
+{
+    struct pps_tui_frame f;
+    char row[256];
+
+    CHECK(pps_tui_frame_init(&f, 10, 3) == 0);
+    CHECK_EQ_INT(pps_tui_frame_text(&f, 7, 0, -1, "abcdef", 0, 0), 3);
+    CHECK_EQ_INT(pps_tui_frame_text(&f, -2, 1, 5, "xyz", 0, 0), 5 > 3 ? 3 : 5);
+    pps_tui_frame_text(&f, 0, 2, -1, "\xe2\x96\x88\xc2\xb7\xff!", 0, 0); /* block, dot, bad */
+    pps_tui_frame_put(&f, 99, 99, 'Q', 0, 0);                            /* ignored */
+    pps_tui_frame_row(&f, 0, 0, row, sizeof(row));
+    CHECK(!strcmp(row, "       abc"));
+    pps_tui_frame_row(&f, 1, 0, row, sizeof(row));
+    CHECK(!strcmp(row, "z"));
+    pps_tui_frame_row(&f, 2, 0, row, sizeof(row));
+    CHECK(!strcmp(row, "\xe2\x96\x88\xc2\xb7?!"));
+    pps_tui_frame_row(&f, 2, 1, row, sizeof(row));
+    CHECK(!strcmp(row, "#.?!"));
+    CHECK(pps_tui_frame_at(&f, 10, 0) == NULL && pps_tui_frame_at(&f, 0, -1) == NULL);
+    /* A row cut to a small buffer stays NUL-terminated, never splits a glyph. */
+    pps_tui_frame_row(&f, 2, 0, row, 4);
+    CHECK(!strcmp(row, "\xe2\x96\x88"));
+    pps_tui_frame_release(&f);
+    CHECK(pps_tui_glyph_ascii(PPS_TUI_G_SPARK0) == '_' && pps_tui_glyph_ascii('a') == 'a');
+}
+
+static void test_ruler_ticks_follow_zoom(void)
+{
+    struct pps_tui_frame f;
+    char buf[64], row[512];
+
+    CHECK_EQ_INT(pps_tui_tick_step(0.5), 1);
+    CHECK_EQ_INT(pps_tui_tick_step(1), 1);
+    CHECK_EQ_INT(pps_tui_tick_step(1.5), 2);
+    CHECK_EQ_INT(pps_tui_tick_step(3), 5);
+    CHECK_EQ_INT(pps_tui_tick_step(7), 10);
+    CHECK_EQ_INT(pps_tui_tick_step(1000001), 2000000);
+    CHECK_EQ_INT(pps_tui_tick_step(4e9), 5000000000LL);
+    pps_tui_format_tick(0, 100, 1000, buf, sizeof(buf));
+    CHECK(!strcmp(buf, "0"));
+    pps_tui_format_tick(300, 100, 1000, buf, sizeof(buf));
+    CHECK(!strcmp(buf, "0.3us"));
+    pps_tui_format_tick(300, 100, 999, buf, sizeof(buf));
+    CHECK(!strcmp(buf, "300ns"));
+    pps_tui_format_tick(250000, 50000, 900000, buf, sizeof(buf));
+    CHECK(!strcmp(buf, "250us"));
+    pps_tui_format_tick(1500000, 500000, 3000000, buf, sizeof(buf));
+    CHECK(!strcmp(buf, "1.5ms"));
+    pps_tui_format_tick(-2000000000LL, 1000000000LL, -3000000000LL, buf, sizeof(buf));
+    CHECK(!strcmp(buf, "-2s"));
+    /* A fine step far from 0: the far end's unit, with the step's decimals. */
+    pps_tui_format_tick(25020, 20, 25100, buf, sizeof(buf));
+    CHECK(!strcmp(buf, "25.02us"));
+    /* Too many decimals in the far end's unit: a smaller unit. */
+    pps_tui_format_tick(5000001000LL, 1000, 5000002000LL, buf, sizeof(buf));
+    CHECK(!strcmp(buf, "5000.001ms"));
+    pps_tui_format_ns(812, buf, sizeof(buf));
+    CHECK(!strcmp(buf, "812ns"));
+    pps_tui_format_ns(1234567, buf, sizeof(buf));
+    CHECK(!strcmp(buf, "1.23ms"));
+    pps_tui_format_ns(45.6e9, buf, sizeof(buf));
+    CHECK(!strcmp(buf, "45.6s"));
+    pps_tui_format_ns(NAN, buf, sizeof(buf));
+    CHECK(!strcmp(buf, "n/a"));
+
+    /* 100 columns over 1 us: ticks every 100 ns, 10 columns apart. */
+    CHECK(pps_tui_frame_init(&f, 100, 1) == 0);
+    pps_tui_ruler_draw(&f, 0, 0, 100, 0, 1000, -1);
+    pps_tui_frame_row(&f, 0, 1, row, sizeof(row));
+    CHECK(!strncmp(row, "+0--------+0.1us", 16));
+    CHECK_STR_CONTAINS(row, "+0.9us");
+    /* Zoomed out a thousand times: ticks every 100 us. */
+    pps_tui_ruler_draw(&f, 0, 0, 100, 0, 1000000, 50);
+    pps_tui_frame_row(&f, 0, 1, row, sizeof(row));
+    CHECK_STR_CONTAINS(row, "+0.1ms");
+    CHECK_EQ_INT(row[50], 'v'); /* the cursor, not covered by a label */
+    pps_tui_frame_release(&f);
+}
+
+/* ---- the key table ------------------------------------------------------------------------- */
+
+static void test_keytab_one_table_for_handler_help_and_bar(void)
+{
+    const struct pps_tui_keydef *k = pps_tui_keytab(), *j;
+    struct pps_tui ui;
+    struct pps_tui_frame f;
+    const char *text;
+    char want[40];
+    int n = 0;
+
+    for (; k->fn; k++, n++) {
+        CHECK(k->name && k->name[0] && k->help && k->help[0]);
+        for (int i = 0; i < 4 && k->keys[i]; i++)
+            for (j = k + 1; j->fn; j++)
+                for (int m = 0; m < 4 && j->keys[m]; m++)
+                    if (j->keys[m] == k->keys[i]) {
+                        fprintf(stderr, "  key %d bound twice: %s, %s\n", k->keys[i], k->name,
+                                j->name);
+                        CHECK(0);
+                    }
+    }
+    CHECK(n >= 20);
+
+    open_ui(&ui, sim_run("keys", PPS_SCHED_1F1B, 4, 8, 2), NULL);
+    CHECK(pps_tui_frame_init(&f, 200, 60) == 0);
+    pps_tui_key(&ui, '?');
+    CHECK(ui.help);
+    pps_tui_draw(&ui, &f);
+    text = frame_text(&f, 1);
+    for (k = pps_tui_keytab(); k->fn; k++) {
+        CHECK_STR_CONTAINS(text, k->name);
+        snprintf(want, sizeof(want), "%.30s", k->help);
+        CHECK_STR_CONTAINS(text, want);
+    }
+    pps_tui_key(&ui, 'x'); /* any key closes the help */
+    CHECK(!ui.help && !ui.quit);
+    pps_tui_key(&ui, PPS_TUI_KEY_F1);
+    CHECK(ui.help);
+    pps_tui_key(&ui, PPS_TUI_KEY_F1);
+    pps_tui_draw(&ui, &f);
+    text = frame_text(&f, 1);
+    for (k = pps_tui_keytab(); k->fn; k++)
+        if (k->bar && k->bar[0] != '\xe2')
+            CHECK_STR_CONTAINS(text, k->bar);
+    CHECK_EQ_INT(pps_tui_key(&ui, 'q'), 1);
+    CHECK(ui.quit);
+    CHECK_EQ_INT(pps_tui_key(&ui, '#'), 0);
+    pps_tui_frame_release(&f);
+    pps_tui_release(&ui);
+}
+
+static void test_keys_script_names(void)
+{
+    struct pps_tui ui;
+    struct pps_err err = {0, ""};
+
+    open_ui(&ui, sim_run("script", PPS_SCHED_1F1B, 2, 4, 1), NULL);
+    CHECK(pps_tui_keys(&ui, "<down><tab><space>", &err) == 0);
+    CHECK_EQ_INT(ui.cursor, 1);
+    CHECK_EQ_INT(ui.pane, PPS_TUI_PANE_FLAGS);
+    CHECK(ui.paused);
+    CHECK(pps_tui_keys(&ui, "<bogus>", &err) == PPS_EINVAL);
+    CHECK_STR_CONTAINS(err.msg, "<bogus>");
+    CHECK(pps_tui_keys(&ui, "<left", &err) == PPS_EINVAL);
+    pps_tui_release(&ui);
+}
+
+/* ---- moves --------------------------------------------------------------------------------- */
+
+static void test_view_zoom_pan_fit_iterate(void)
+{
+    struct pps_tui ui;
+    struct pps_tui_frame f;
+    const struct pps_report *rep;
+    int64_t w, c, base;
+
+    open_ui(&ui, sim_run("moves", PPS_SCHED_1F1B, 4, 8, 3), NULL);
+    CHECK(pps_tui_frame_init(&f, 100, 30) == 0);
+    pps_tui_draw(&ui, &f);
+    rep = ui.models[0].rep;
+    base = ui.models[0].run->t_min;
+    CHECK_EQ_INT(rep->n_iters, 3);
+    /* Opened on the whole run. */
+    CHECK(ui.t0 <= 0 && ui.t1 >= pps__tui_extent(&ui));
+    CHECK(!ui.follow);
+
+    w = ui.t1 - ui.t0;
+    c = ui.t0 + w / 2;
+    pps_tui_key(&ui, '+');
+    CHECK_NEAR((double)(ui.t1 - ui.t0), w / 2.0, 2);
+    CHECK_NEAR((double)(ui.t0 + (ui.t1 - ui.t0) / 2), (double)c, 2);
+    pps_tui_key(&ui, '-');
+    CHECK_NEAR((double)(ui.t1 - ui.t0), (double)w, 4);
+
+    pps_tui_key(&ui, '+');
+    w = ui.t1 - ui.t0;
+    c = ui.t0;
+    pps_tui_key(&ui, PPS_TUI_KEY_RIGHT);
+    CHECK_EQ_INT(ui.t0 - c, w / 8);
+    pps_tui_key(&ui, 'h');
+    CHECK_EQ_INT(ui.t0, c);
+
+    /* f fits the iteration at the centre (iteration 1 of 0..2), with a 2% margin. */
+    pps_tui_key(&ui, 'f');
+    CHECK(ui.t0 <= rep->iters[1].t0 - base && ui.t1 >= rep->iters[1].t1 - base);
+    CHECK((ui.t1 - ui.t0) < (rep->iters[1].t1 - rep->iters[1].t0) * 105 / 100);
+    /* n and p: the next and previous iteration, same zoom. */
+    w = ui.t1 - ui.t0;
+    pps_tui_key(&ui, 'n');
+    CHECK(ui.t0 <= rep->iters[2].t0 - base && ui.t1 >= rep->iters[2].t1 - base);
+    CHECK_EQ_INT(ui.t1 - ui.t0, w);
+    pps_tui_key(&ui, 'n');
+    CHECK_STR_CONTAINS(ui.message, "no later iteration");
+    pps_tui_key(&ui, 'p');
+    pps_tui_key(&ui, 'p');
+    CHECK(ui.t0 <= rep->iters[0].t0 - base && ui.t1 >= rep->iters[0].t1 - base);
+    /* End and Home; zooming far out stops at a few times the run. */
+    pps_tui_key(&ui, 'G');
+    CHECK(ui.t1 >= pps__tui_extent(&ui));
+    pps_tui_key(&ui, 'g');
+    CHECK(ui.t0 <= 0);
+    for (int i = 0; i < 40; i++)
+        pps_tui_key(&ui, '-');
+    CHECK(ui.t1 - ui.t0 <= 4 * pps__tui_extent(&ui) + 1);
+    for (int i = 0; i < 80; i++)
+        pps_tui_key(&ui, '+');
+    CHECK(ui.t1 - ui.t0 >= 64);
+    pps_tui_key(&ui, 'a');
+    CHECK(ui.t0 <= 0 && ui.t1 >= pps__tui_extent(&ui));
+    pps_tui_frame_release(&f);
+    pps_tui_release(&ui);
+}
+
+static void test_view_select_by_key_and_mouse(void)
+{
+    struct pps_tui ui;
+    struct pps_tui_frame f;
+    const struct pps_span *s, *prev;
+    char row[256];
+    int y;
+
+    open_ui(&ui, sim_run("select", PPS_SCHED_1F1B, 4, 8, 1), NULL);
+    CHECK(pps_tui_frame_init(&f, 100, 30) == 0);
+    pps_tui_draw(&ui, &f);
+    pps_tui_key(&ui, PPS_TUI_KEY_ENTER);
+    CHECK(ui.sel.valid && ui.sel.model == 0 && ui.sel.lane == 0);
+    s = pps_tui_index_span(ui.models[0].index, 0, ui.sel.pos);
+    CHECK(s->start_ns - ui.models[0].run->t_min <=
+          ui.t0 + (ui.t1 - ui.t0) / 2 + (ui.t1 - ui.t0) / 40);
+    pps_tui_draw(&ui, &f);
+    row_text(&f, ui.layout.status.y, row, sizeof(row));
+    CHECK_STR_CONTAINS(row, "stage 0");
+    CHECK_STR_CONTAINS(row, s->kind == PPS_SPAN_F ? "[F]" : "[BW]");
+    CHECK_STR_CONTAINS(row, s->kind == PPS_SPAN_F ? "dur 1.00ms" : "dur 2.00ms");
+    prev = s;
+    pps_tui_key(&ui, ']');
+    s = pps_tui_index_span(ui.models[0].index, 0, ui.sel.pos);
+    CHECK(s->start_ns >= prev->end_ns);
+    pps_tui_key(&ui, '[');
+    CHECK(pps_tui_index_span(ui.models[0].index, 0, ui.sel.pos) == prev);
+    pps_tui_key(&ui, PPS_TUI_KEY_ESC);
+    CHECK(!ui.sel.valid);
+
+    /* A click on lane 2, at the first column where that stage is busy. */
+    y = ui.layout.lanes_a.y + 2;
+    for (int x = ui.layout.bars_x; x < ui.layout.bars_x + ui.layout.bars_w; x++) {
+        uint32_t ch = pps_tui_frame_at(&f, x, y)->ch;
+        if (ch == 'F') {
+            pps_tui_mouse(&ui, x, y, PPS_TUI_MOUSE_CLICK);
+            break;
+        }
+    }
+    CHECK(ui.sel.valid && ui.sel.lane == 2 && ui.cursor == 2);
+    CHECK_EQ_INT(pps_tui_index_span(ui.models[0].index, 2, ui.sel.pos)->kind, PPS_SPAN_F);
+    /* The wheel zooms around the pointer. */
+    {
+        int64_t w = ui.t1 - ui.t0;
+        pps_tui_mouse(&ui, ui.layout.bars_x + 3, y, PPS_TUI_MOUSE_WHEEL_UP);
+        CHECK_NEAR((double)(ui.t1 - ui.t0), w / 2.0, 2);
+        pps_tui_mouse(&ui, ui.layout.bars_x + 3, y, PPS_TUI_MOUSE_WHEEL_DOWN);
+        CHECK_NEAR((double)(ui.t1 - ui.t0), (double)w, 4);
+    }
+    /* Clicks outside the lanes do nothing. */
+    pps_tui_mouse(&ui, 0, 0, PPS_TUI_MOUSE_CLICK);
+    CHECK(ui.sel.lane == 2);
+    pps_tui_frame_release(&f);
+    pps_tui_release(&ui);
+}
+
+/* ---- drawing ------------------------------------------------------------------------------- */
+
+static void test_view_draws_at_every_size(void)
+{
+    struct pps_tui ui;
+    struct pps_tui_frame f;
+    char row[512];
+
+    open_ui(&ui, sim_run("sizes", PPS_SCHED_ZB_H1, 4, 8, 2), NULL);
+    for (int cols = 1; cols <= 200; cols += 7)
+        for (int rows = 1; rows <= 60; rows += 3) {
+            CHECK(pps_tui_frame_init(&f, cols, rows) == 0);
+            pps_tui_key(&ui, rows % 2 ? '+' : '-');
+            pps_tui_draw(&ui, &f);
+            if (!ui.layout.ok && cols >= 30 && rows >= 3) {
+                const char *t = frame_text(&f, 1);
+                snprintf(row, sizeof(row), "have %dx%d, need %dx%d", cols, rows,
+                         ui.layout.need_cols, ui.layout.need_rows);
+                CHECK_STR_CONTAINS(t, row);
+            }
+            pps_tui_frame_release(&f);
+        }
+    /* 80x24: header, 4 lanes, the ruler, the key bar. */
+    CHECK(pps_tui_frame_init(&f, 80, 24) == 0);
+    pps_tui_key(&ui, 'a');
+    pps_tui_draw(&ui, &f);
+    row_text(&f, 0, row, sizeof(row));
+    CHECK_STR_CONTAINS(row, "zb-h1 p=4 m=8 v=1  2 iters  bubble 11.1%");
+    row_text(&f, 1, row, sizeof(row));
+    CHECK(!strncmp(row, "s0 >", 4));
+    CHECK(strchr(row, 'F') && strchr(row, 'B') && strchr(row, 'W') && strchr(row, '.'));
+    row_text(&f, 4, row, sizeof(row));
+    CHECK(!strncmp(row, "s3  ", 4));
+    row_text(&f, 5, row, sizeof(row));
+    CHECK(!strncmp(row, "    +0", 6));
+    row_text(&f, 23, row, sizeof(row));
+    CHECK(!strncmp(row, "q Quit ? Help", 13));
+    CHECK_STR_CONTAINS(frame_text(&f, 1), "predicted 11.1%");
+    pps_tui_frame_release(&f);
+    pps_tui_release(&ui);
+}
+
+/* Interleaved runs get a lane per stage and chunk, labelled s<stage>.<chunk>. */
+static void test_view_interleaved_lanes(void)
+{
+    struct pps_tui ui;
+    struct pps_tui_frame f;
+    char row[256];
+
+    open_ui(&ui, sim_run("inter", PPS_SCHED_INTERLEAVED, 2, 4, 1), NULL);
+    CHECK_EQ_INT(pps__tui_lanes(&ui, 0), 4);
+    CHECK(pps_tui_frame_init(&f, 80, 24) == 0);
+    pps_tui_draw(&ui, &f);
+    row_text(&f, 2, row, sizeof(row));
+    CHECK(!strncmp(row, "s0.1", 4));
+    row_text(&f, 4, row, sizeof(row));
+    CHECK(!strncmp(row, "s1.1", 4));
+    CHECK_STR_CONTAINS(frame_text(&f, 1), "(p-1)/(v*m+p-1)");
+    pps_tui_frame_release(&f);
+    pps_tui_release(&ui);
+}
+
+static void test_view_open_errors(void)
+{
+    struct pps_tui ui;
+    struct pps_err err = {0, ""};
+    char path[4200];
+    FILE *fp;
+
+    pps_tui_init(&ui, NULL);
+    snprintf(path, sizeof(path), "%s/no-such-run", tmp);
+    CHECK(pps_tui_open(&ui, path, NULL, &err) == PPS_ENOENT);
+    CHECK_STR_CONTAINS(err.msg, "no-such-run");
+    snprintf(path, sizeof(path), "%s/garbage.db", tmp);
+    fp = fopen(path, "w");
+    fputs("not a trace at all, not even close\n", fp);
+    fclose(fp);
+    CHECK(pps_tui_open(&ui, sim_run("good", PPS_SCHED_1F1B, 2, 2, 1), path, &err) == PPS_EFORMAT);
+    CHECK_STR_CONTAINS(err.msg, "garbage.db");
+    CHECK_EQ_INT(ui.n_models, 0);
+    pps_tui_release(&ui);
+}
+
+/* ---- live and pause ------------------------------------------------------------------------ */
+
+static void test_view_live_follow_and_pause(void)
+{
+    struct fx_sim x;
+    struct pps_store_writer *w;
+    struct pps_tui ui;
+    struct pps_tui_frame f;
+    struct pps_err err = {0, ""};
+    char path[4200], row[256];
+    int64_t e1, e2;
+
+    fx_sim_defaults(&x, PPS_SCHED_1F1B, 4, 8);
+    snprintf(path, sizeof(path), "%s/live", tmp);
+    CHECK(fx_sim_prepare(&x) == 0);
+    w = fx_writer(path, &x);
+    CHECK(w && fx_write_iters(w, &x, 0, 1) == 0);
+
+    open_ui(&ui, path, NULL);
+    CHECK(ui.follow); /* a run still being written is followed */
+    CHECK(pps_tui_frame_init(&f, 100, 30) == 0);
+    pps_tui_draw(&ui, &f);
+    row_text(&f, 0, row, sizeof(row));
+    CHECK_STR_CONTAINS(row, "[LIVE] [FOLLOW]");
+    e1 = pps__tui_extent(&ui);
+    CHECK_EQ_INT(pps_tui_refresh(&ui, &err), 0); /* nothing new */
+
+    CHECK(fx_write_iters(w, &x, 1, 3) == 0);
+    CHECK_EQ_INT(pps_tui_refresh(&ui, &err), 1);
+    e2 = pps__tui_extent(&ui);
+    CHECK(e2 > 2 * e1);
+    CHECK(ui.t1 >= e2); /* following: the end is in view */
+    CHECK_EQ_INT(ui.models[0].rep->n_iters, 3);
+
+    /* Paused: the view keeps what it has while the run grows. */
+    pps_tui_key(&ui, ' ');
+    CHECK(fx_write_iters(w, &x, 3, 4) == 0);
+    CHECK_EQ_INT(pps_tui_refresh(&ui, &err), 0);
+    CHECK_EQ_INT(pps__tui_extent(&ui), e2);
+    pps_tui_draw(&ui, &f);
+    row_text(&f, 0, row, sizeof(row));
+    CHECK_STR_CONTAINS(row, "[PAUSED]");
+    row_text(&f, ui.layout.status.y, row, sizeof(row));
+    CHECK(!strncmp(row, "[PAUSED]", 8));
+    pps_tui_key(&ui, ' ');
+    CHECK_EQ_INT(pps_tui_refresh(&ui, &err), 1);
+    CHECK_EQ_INT(ui.models[0].rep->n_iters, 4);
+
+    /* Panning back stops following; the writer finishing ends [LIVE]. */
+    pps_tui_key(&ui, PPS_TUI_KEY_LEFT);
+    CHECK(!ui.follow);
+    CHECK(pps_store_writer_close(w, 1, NULL) == 0);
+    CHECK_EQ_INT(pps_tui_refresh(&ui, &err), 1);
+    CHECK(ui.models[0].run->complete);
+    pps_tui_draw(&ui, &f);
+    row_text(&f, 0, row, sizeof(row));
+    CHECK(!strstr(row, "[LIVE]"));
+    pps_tui_frame_release(&f);
+    pps_tui_release(&ui);
+    fx_sim_release(&x);
+}
+
+/* The reload thread: loads a grown run on its own; the view takes it when it asks. */
+static void test_view_reloader_thread(void)
+{
+    struct fx_sim x;
+    struct pps_store_writer *w;
+    struct pps_tui ui;
+    struct pps_tui_model fresh;
+    struct pps__tui_reloader *r = NULL;
+    struct pps_err err = {0, ""};
+    struct timespec tick = {0, 20000000};
+    char path[4200];
+    int got = 0;
+
+    fx_sim_defaults(&x, PPS_SCHED_ZB_H1, 2, 4);
+    snprintf(path, sizeof(path), "%s/reload", tmp);
+    CHECK(fx_sim_prepare(&x) == 0);
+    w = fx_writer(path, &x);
+    CHECK(w && fx_write_iters(w, &x, 0, 1) == 0);
+    open_ui(&ui, path, NULL);
+    ui.opts.delay_s = 0.02;
+    CHECK(pps__tui_reloader_start(&ui, &r, &err) == 0);
+    /* Nothing changed: nothing to take. */
+    nanosleep(&tick, NULL);
+    nanosleep(&tick, NULL);
+    CHECK_EQ_INT(pps__tui_reloader_take(r, 0, &fresh, &err), 0);
+    CHECK(fx_write_iters(w, &x, 1, 3) == 0);
+    for (int i = 0; i < 250 && !got; i++) {
+        got = pps__tui_reloader_take(r, 0, &fresh, &err);
+        if (!got)
+            nanosleep(&tick, NULL);
+    }
+    CHECK(got);
+    if (got) {
+        CHECK_EQ_INT(fresh.rep->n_iters, 3);
+        pps__tui_adopt(&ui, 0, &fresh);
+        CHECK_EQ_INT(ui.models[0].rep->n_iters, 3);
+        CHECK(fresh.run == NULL); /* adopted: moved, not copied */
+    }
+    CHECK_EQ_INT(pps__tui_reloader_take(r, 1, &fresh, &err), 0); /* no model B */
+    pps__tui_reloader_stop(r);
+    pps__tui_reloader_stop(NULL);
+    CHECK(pps_store_writer_close(w, 1, NULL) == 0);
+    pps_tui_release(&ui);
+    fx_sim_release(&x);
+}
+
+/* ---- A/B ------------------------------------------------------------------------------------ */
+
+static void test_view_ab_aligned_by_iteration(void)
+{
+    struct pps_tui ui;
+    struct pps_tui_frame f;
+    const char *a = sim_run("ab-1f1b", PPS_SCHED_1F1B, 4, 8, 3);
+    const char *b = sim_run("ab-zb", PPS_SCHED_ZB_H1, 4, 8, 3);
+    const char *text;
+
+    open_ui(&ui, a, b);
+    CHECK_EQ_INT(ui.pane, PPS_TUI_PANE_DELTA);
+    CHECK(pps_tui_frame_init(&f, 120, 40) == 0);
+    pps_tui_draw(&ui, &f);
+    for (int it = 0; it < 3; it++) {
+        const struct pps_report *ra = ui.models[0].rep, *rb = ui.models[1].rep;
+        pps__tui_fit_iter(&ui, it);
+        /* Iteration it of B starts where iteration it of A does, on the view's time scale. */
+        CHECK_EQ_INT(rb->iters[it].t0 - pps__tui_base(&ui, 1),
+                     ra->iters[it].t0 - pps__tui_base(&ui, 0));
+        /* And the view holds the longer of the two. */
+        CHECK(ui.t1 - ui.t0 >= ra->iters[it].t1 - ra->iters[it].t0);
+    }
+    pps_tui_draw(&ui, &f);
+    text = frame_text(&f, 1);
+    CHECK_STR_CONTAINS(text, "B is 22.2% faster than A: 27.0ms vs 33.0ms per iteration");
+    CHECK_STR_CONTAINS(text, "bubble                      27.3%            11.1% -16.2 pp");
+    CHECK_STR_CONTAINS(text, "A s0");
+    CHECK_STR_CONTAINS(text, "B s3");
+    /* The cursor on B's lanes: the stats pane shows run B. */
+    for (int i = 0; i < 4; i++)
+        pps_tui_key(&ui, PPS_TUI_KEY_DOWN);
+    pps_tui_key(&ui, PPS_TUI_KEY_TAB);
+    pps_tui_draw(&ui, &f);
+    text = frame_text(&f, 1);
+    CHECK_STR_CONTAINS(text, "run B");
+    CHECK_STR_CONTAINS(text, "predicted 11.1% (zb-h1");
+    pps_tui_frame_release(&f);
+    pps_tui_release(&ui);
+}
+
+/* ---- --once -------------------------------------------------------------------------------- */
+
+static void test_once_writes_the_frame(void)
+{
+    struct pps_tui_opts o = {0, 1, 0.5};
+    struct pps_err err = {0, ""};
+    char path[4200], line[512];
+    FILE *fp;
+    int n = 0;
+
+    snprintf(path, sizeof(path), "%s/once.txt", tmp);
+    fp = fopen(path, "w+");
+    CHECK(pps_tui_once(sim_run("once", PPS_SCHED_GPIPE, 2, 4, 1), NULL, &o, 70, 20, "<tab>", fp,
+                       &err) == 0);
+    rewind(fp);
+    while (fgets(line, sizeof(line), fp)) {
+        if (n == 1)
+            CHECK(!strncmp(line, "s0 >", 4));
+        if (n == 5) /* header, 2 lanes, ruler, status, then the pane */
+            CHECK_STR_CONTAINS(line, "[Flags+charts]");
+        n++;
+    }
+    CHECK_EQ_INT(n, 20);
+    fclose(fp);
+    fp = fopen(path, "w");
+    CHECK(pps_tui_once(path, NULL, &o, 70, 20, NULL, fp, &err) == PPS_EFORMAT);
+    fclose(fp);
+}
+
+static const struct test_case cases[] = {
+    TEST(test_frame_text_clip_and_ascii),
+    TEST(test_ruler_ticks_follow_zoom),
+    TEST(test_keytab_one_table_for_handler_help_and_bar),
+    TEST(test_keys_script_names),
+    TEST(test_view_zoom_pan_fit_iterate),
+    TEST(test_view_select_by_key_and_mouse),
+    TEST(test_view_draws_at_every_size),
+    TEST(test_view_interleaved_lanes),
+    TEST(test_view_open_errors),
+    TEST(test_view_live_follow_and_pause),
+    TEST(test_view_reloader_thread),
+    TEST(test_view_ab_aligned_by_iteration),
+    TEST(test_once_writes_the_frame),
+    {NULL, NULL},
+};
+
+int main(int argc, char **argv)
+{
+    int rc;
+
+    if (!fx_tmpdir(tmp, sizeof(tmp))) {
+        perror("mkdtemp");
+        return 1;
+    }
+    rc = test_main(cases, argc, argv);
+    fx_rmrf(tmp);
+    return rc;
+}

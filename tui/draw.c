@@ -1,0 +1,396 @@
+/*
+ * draw.c - draws the view into a frame: header, lanes, ruler, status line, key bar, and the
+ * "too small" screen; the panes are pane.c's, the help screen help.c's.
+ *
+ * A lane's cells come from the index (pps_tui_index_columns): the kind that covers most of the
+ * column, and how much of it is covered. Without colours each kind is a letter (upper case where
+ * it covers at least half the column), with colours a solid bar in the kind's colour; idle is a
+ * dim dot either way. Where a lane's ops are few enough, each op's microbatch number is written
+ * at its start.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tui_int.h"
+
+int pps__tui_kind_color(int kind)
+{
+    switch (kind) {
+    case PPS_SPAN_F:
+        return PPS_TUI_C_F;
+    case PPS_SPAN_B:
+        return PPS_TUI_C_B;
+    case PPS_SPAN_W:
+        return PPS_TUI_C_W;
+    case PPS_SPAN_BW:
+        return PPS_TUI_C_BW;
+    case PPS_SPAN_SEND:
+    case PPS_SPAN_RECV:
+    case PPS_SPAN_MEMCPY:
+        return PPS_TUI_C_COMM;
+    case PPS_SPAN_WAIT:
+        return PPS_TUI_C_WAIT;
+    case PPS_SPAN_OPT:
+    case PPS_SPAN_ROLLBACK:
+        return PPS_TUI_C_OPT;
+    default:
+        return PPS_TUI_C_OTHER;
+    }
+}
+
+char pps__tui_kind_letter(int kind, int partial)
+{
+    static const char letters[PPS_SPAN_KIND_COUNT] = {'?', 'F', 'B', 'W', 'X', '>', '<',
+                                                      '~', 'O', 'R', 'K', 'M', '-'};
+    char c = kind > 0 && kind < PPS_SPAN_KIND_COUNT ? letters[kind] : '?';
+
+    return partial && c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
+}
+
+/* "s3", "s3.1" for a chunk lane, "A s3" in A/B. */
+static void lane_label(const struct pps_tui *ui, int model, int lane, char *buf, size_t len)
+{
+    const struct pps_tui_index *ix = ui->models[model].index;
+    int stage, chunk;
+    const char *run = ui->n_models > 1 ? (model ? "B " : "A ") : "";
+
+    pps_tui_index_lane_id(ix, lane, &stage, &chunk);
+    if (pps_tui_index_chunked(ix))
+        snprintf(buf, len, "%ss%d.%d", run, stage, chunk);
+    else
+        snprintf(buf, len, "%ss%d", run, stage);
+}
+
+static int label_width(const struct pps_tui *ui)
+{
+    int w = 2;
+
+    for (int m = 0; m < ui->n_models; m++) {
+        int n = pps__tui_lanes(ui, m);
+        char buf[32];
+        if (n > 0) {
+            lane_label(ui, m, n - 1, buf, sizeof(buf));
+            if ((int)strlen(buf) > w)
+                w = (int)strlen(buf);
+        }
+    }
+    return w + 2; /* a scroll mark and the cursor mark */
+}
+
+/* Keeps the cursor's lane in view: scrolls model's lanes shown in h rows. */
+static void scroll_lanes(struct pps_tui *ui, int model, int h)
+{
+    int cm, cl, n = pps__tui_lanes(ui, model), *top = &ui->lane_top[model];
+
+    pps__tui_cursor_lane(ui, &cm, &cl);
+    if (cm == model && h > 0) {
+        if (cl < *top)
+            *top = cl;
+        if (cl >= *top + h)
+            *top = cl - h + 1;
+    }
+    if (*top > n - h)
+        *top = n - h;
+    if (*top < 0)
+        *top = 0;
+}
+
+static void draw_op_labels(struct pps_tui *ui, struct pps_tui_frame *f, int model, int lane, int y,
+                           int64_t a, int64_t b)
+{
+    const struct pps_tui_layout *l = &ui->layout;
+    const struct pps_tui_index *ix = ui->models[model].index;
+    double ns_per_col = (double)(b - a) / l->bars_w;
+    size_t first, count;
+    int free_x = 0; /* first column a label may use */
+
+    pps_tui_index_visible(ix, lane, a, b, (size_t)l->bars_w / 2, &first, &count);
+    if (count > (size_t)l->bars_w / 2)
+        return; /* too dense to read: the colours say enough */
+    for (size_t i = first; i < first + count; i++) {
+        const struct pps_span *s = pps_tui_index_span(ix, lane, i);
+        int x0 = (int)floor((double)(s->start_ns - a) / ns_per_col);
+        int x1 = (int)ceil((double)(s->end_ns - a) / ns_per_col);
+        int sel =
+            ui->sel.valid && ui->sel.model == model && ui->sel.lane == lane && ui->sel.pos == i;
+        char num[16];
+        int len;
+
+        if (x0 < 0)
+            x0 = 0;
+        if (x1 > l->bars_w)
+            x1 = l->bars_w;
+        if (sel)
+            for (int x = x0; x < x1; x++) {
+                struct pps_tui_cell *c = pps_tui_frame_at(f, l->bars_x + x, y);
+                if (c)
+                    c->attr |= PPS_TUI_A_UNDER | PPS_TUI_A_BOLD;
+            }
+        if (s->kind < PPS_SPAN_F || s->kind > PPS_SPAN_ROLLBACK || s->mb < 0 || x0 < free_x)
+            continue;
+        len = snprintf(num, sizeof(num), "%d", s->mb);
+        /* Room for the number and at least one cell of the op's own letter or colour. */
+        if (x1 - x0 < len + 1 || (double)(s->end_ns - s->start_ns) / ns_per_col < len + 1)
+            continue;
+        pps_tui_frame_text(f, l->bars_x + x0, y, len, num, pps__tui_kind_color(s->kind),
+                           ui->opts.color ? PPS_TUI_A_REVERSE | PPS_TUI_A_BOLD : 0);
+        free_x = x0 + len;
+    }
+}
+
+static void draw_lane(struct pps_tui *ui, struct pps_tui_frame *f, int model, int lane, int y,
+                      int mark)
+{
+    const struct pps_tui_layout *l = &ui->layout;
+    struct pps_tui_col cols[1024];
+    int64_t base = pps__tui_base(ui, model), a = base + ui->t0, b = base + ui->t1;
+    int cm, cl, n = l->bars_w < 1024 ? l->bars_w : 1024;
+    char label[32];
+
+    pps__tui_cursor_lane(ui, &cm, &cl);
+    lane_label(ui, model, lane, label, sizeof(label));
+    pps_tui_frame_text(f, 0, y, l->label_w - 2, label, PPS_TUI_C_DEFAULT,
+                       cm == model && cl == lane ? PPS_TUI_A_REVERSE | PPS_TUI_A_BOLD : 0);
+    /* [label][scroll mark][cursor mark]: the cursor's lane shows '>' also without colours. */
+    if (mark)
+        pps_tui_frame_put(f, l->label_w - 2, y, (uint32_t)mark, PPS_TUI_C_DIM, 0);
+    if (cm == model && cl == lane)
+        pps_tui_frame_put(f, l->label_w - 1, y, '>', PPS_TUI_C_KEY, PPS_TUI_A_BOLD);
+    pps_tui_index_columns(ui->models[model].index, lane, a, b, n, cols);
+    for (int x = 0; x < n; x++) {
+        int k = cols[x].kind, partial = cols[x].cover < 128;
+
+        if (!k)
+            pps_tui_frame_put(f, l->bars_x + x, y, PPS_TUI_G_IDLE, PPS_TUI_C_IDLE, 0);
+        else if (!ui->opts.color || k == PPS_SPAN_WAIT)
+            /* Waiting is idle the runtime knows about: a letter, never a solid bar. */
+            pps_tui_frame_put(f, l->bars_x + x, y, (uint32_t)pps__tui_kind_letter(k, partial),
+                              pps__tui_kind_color(k), 0);
+        else if (!partial)
+            pps_tui_frame_put(f, l->bars_x + x, y, ' ', pps__tui_kind_color(k), PPS_TUI_A_REVERSE);
+        else
+            pps_tui_frame_put(f, l->bars_x + x, y, PPS_TUI_G_LIGHT, pps__tui_kind_color(k), 0);
+    }
+    draw_op_labels(ui, f, model, lane, y, a, b);
+}
+
+static void draw_lanes(struct pps_tui *ui, struct pps_tui_frame *f, int model,
+                       struct pps_tui_rect r)
+{
+    int n = pps__tui_lanes(ui, model), top;
+
+    scroll_lanes(ui, model, r.h);
+    top = ui->lane_top[model];
+    for (int i = 0; i < r.h && top + i < n; i++) {
+        int mark = 0;
+        if (i == 0 && top > 0)
+            mark = '^';
+        else if (i == r.h - 1 && top + i < n - 1)
+            mark = 'v';
+        draw_lane(ui, f, model, top + i, r.y + i, mark);
+    }
+}
+
+static const char *run_name(const struct pps_tui_model *m)
+{
+    return m->run->schedule && m->run->schedule[0] ? m->run->schedule : "schedule ?";
+}
+
+static void draw_header(struct pps_tui *ui, struct pps_tui_frame *f)
+{
+    struct pps_tui_rect r = ui->layout.header;
+    char tags[64] = "", text[512];
+    int live = 0, x, tw;
+
+    for (int m = 0; m < ui->n_models; m++)
+        live |= !ui->models[m].run->complete;
+    snprintf(tags, sizeof(tags), "%s%s%s", live ? " [LIVE]" : "", ui->follow ? " [FOLLOW]" : "",
+             ui->paused ? " [PAUSED]" : "");
+    tw = (int)strlen(tags);
+    for (int i = 0; i < r.w; i++)
+        pps_tui_frame_put(f, i, r.y, ' ', PPS_TUI_C_TITLE, PPS_TUI_A_REVERSE);
+    if (ui->n_models > 1) {
+        snprintf(text, sizeof(text), "ppscope view  A %s (%s)  vs  B %s (%s)", ui->models[0].path,
+                 run_name(&ui->models[0]), ui->models[1].path, run_name(&ui->models[1]));
+    } else {
+        const struct pps_tui_model *m = &ui->models[0];
+        const struct pps_report *rep = m->rep;
+        /* The figures before the path: a long path is what gets cut. */
+        snprintf(text, sizeof(text),
+                 "ppscope view  %s p=%d m=%d v=%d  %d iter%s  bubble %.1f%%  %s", run_name(m),
+                 rep->p, rep->m, rep->v, rep->n_iters, rep->n_iters == 1 ? "" : "s",
+                 isnan(rep->bubble) ? 0.0 : 100 * rep->bubble, m->path);
+    }
+    x = pps_tui_frame_text(f, 0, r.y, r.w - tw - 1, text, PPS_TUI_C_TITLE,
+                           PPS_TUI_A_REVERSE | PPS_TUI_A_BOLD);
+    (void)x;
+    /* The state tags at the right edge; PAUSED loud, where it cannot be missed. */
+    x = r.w - tw;
+    if (x < 0)
+        x = 0;
+    if (live)
+        x += pps_tui_frame_text(f, x, r.y, -1, " [LIVE]", PPS_TUI_C_GOOD, PPS_TUI_A_REVERSE);
+    if (ui->follow)
+        x += pps_tui_frame_text(f, x, r.y, -1, " [FOLLOW]", PPS_TUI_C_TITLE, PPS_TUI_A_REVERSE);
+    if (ui->paused) {
+        pps_tui_frame_put(f, x++, r.y, ' ', PPS_TUI_C_TITLE, PPS_TUI_A_REVERSE);
+        pps_tui_frame_text(f, x, r.y, -1, "[PAUSED]", PPS_TUI_C_WARN,
+                           PPS_TUI_A_REVERSE | PPS_TUI_A_BOLD);
+    }
+}
+
+static void selection_text(const struct pps_tui *ui, char *buf, size_t len)
+{
+    const struct pps_tui_model *m = &ui->models[ui->sel.model];
+    const struct pps_span *s = pps_tui_index_span(m->index, ui->sel.lane, ui->sel.pos);
+    char start[32], dur[32], extra[160] = "";
+    const char *name = pps_run_span_name(m->run, s);
+    size_t n = 0;
+
+    pps_tui_format_ns((double)(s->start_ns - pps__tui_base(ui, ui->sel.model)), start,
+                      sizeof(start));
+    pps_tui_format_ns((double)(s->end_ns - s->start_ns), dur, sizeof(dur));
+    if (s->peer >= 0)
+        n += (size_t)snprintf(extra + n, sizeof(extra) - n, "  peer s%d", s->peer);
+    if (s->bytes > 0 && n < sizeof(extra))
+        n += (size_t)snprintf(extra + n, sizeof(extra) - n, "  %lld bytes (%.2f MiB)",
+                              (long long)s->bytes, (double)s->bytes / 1048576.0);
+    if (name && n < sizeof(extra))
+        snprintf(extra + n, sizeof(extra) - n, "  %s", name);
+    snprintf(buf, len, "%s[%s] stage %d chunk %d  mb %d  iter %d  start %s  dur %s%s",
+             ui->n_models > 1 ? (ui->sel.model ? "B: " : "A: ") : "", pps_span_kind_name(s->kind),
+             s->stage, s->chunk, s->mb, s->iter, start, dur, extra);
+}
+
+static void draw_status(struct pps_tui *ui, struct pps_tui_frame *f)
+{
+    struct pps_tui_rect r = ui->layout.status;
+    char buf[320], a[32], b[32], e[32], col[32];
+    int x = 0, it;
+
+    if (ui->paused)
+        x = pps_tui_frame_text(f, 0, r.y, r.w, "[PAUSED] ", PPS_TUI_C_WARN,
+                               PPS_TUI_A_REVERSE | PPS_TUI_A_BOLD) +
+            1;
+    if (ui->message[0]) {
+        pps_tui_frame_text(f, x, r.y, r.w - x, ui->message, PPS_TUI_C_KEY, PPS_TUI_A_BOLD);
+        return;
+    }
+    if (ui->sel.valid && ui->sel.model < ui->n_models) {
+        selection_text(ui, buf, sizeof(buf));
+        pps_tui_frame_text(f, x, r.y, r.w - x, buf, PPS_TUI_C_DEFAULT, PPS_TUI_A_BOLD);
+        return;
+    }
+    pps_tui_format_ns((double)ui->t0, a, sizeof(a));
+    pps_tui_format_ns((double)ui->t1, b, sizeof(b));
+    pps_tui_format_ns((double)pps__tui_extent(ui), e, sizeof(e));
+    pps_tui_format_ns((double)(ui->t1 - ui->t0) / (ui->layout.bars_w > 0 ? ui->layout.bars_w : 1),
+                      col, sizeof(col));
+    it = pps__tui_iter_at(ui, 0, ui->t0 + (ui->t1 - ui->t0) / 2);
+    snprintf(buf, sizeof(buf), "view %s..%s of %s  1 col = %s", a, b, e, col);
+    x += pps_tui_frame_text(f, x, r.y, r.w - x, buf, PPS_TUI_C_DIM, 0);
+    if (it >= 0) {
+        snprintf(buf, sizeof(buf), "  iteration %d (%d of %d)", ui->models[0].rep->iters[it].iter,
+                 it + 1, ui->models[0].rep->n_iters);
+        x += pps_tui_frame_text(f, x, r.y, r.w - x, buf, PPS_TUI_C_DIM, 0);
+    }
+    for (int m = 0; m < ui->n_models; m++) {
+        size_t nf = ui->models[m].flags.n;
+        if (!nf)
+            continue;
+        snprintf(buf, sizeof(buf), "  %s%zu flag%s", ui->n_models > 1 ? (m ? "B " : "A ") : "", nf,
+                 nf == 1 ? "" : "s");
+        x += pps_tui_frame_text(f, x, r.y, r.w - x, buf, PPS_TUI_C_WARN, PPS_TUI_A_BOLD);
+    }
+}
+
+static void draw_ruler(struct pps_tui *ui, struct pps_tui_frame *f)
+{
+    const struct pps_tui_layout *l = &ui->layout;
+
+    /* The cursor: Enter selects on the cursor's lane at this column. */
+    pps_tui_ruler_draw(f, l->bars_x, l->ruler.y, l->bars_w, ui->t0, ui->t1, l->bars_w / 2);
+}
+
+static void draw_keybar(struct pps_tui *ui, struct pps_tui_frame *f)
+{
+    struct pps_tui_rect r = ui->layout.keybar;
+    int x = 0;
+
+    for (const struct pps_tui_keydef *k = pps_tui_keytab(); k->fn; k++) {
+        const char *sp;
+        int kw = 0, w = 0;
+
+        if (!k->bar)
+            continue;
+        sp = strchr(k->bar, ' ');
+        /* Widths in columns: one per code point (UTF-8 continuation bytes take none). */
+        for (const char *c = k->bar; *c; c++)
+            if ((*c & 0xC0) != 0x80) {
+                w++;
+                kw += !sp || c < sp;
+            }
+        /* Stop before an item that would not fit whole. */
+        if (x + w > r.w)
+            break;
+        x += pps_tui_frame_text(f, x, r.y, kw > 0 ? kw : 0, k->bar, PPS_TUI_C_KEY,
+                                PPS_TUI_A_REVERSE);
+        x += pps_tui_frame_text(f, x, r.y, r.w - x, sp ? sp : "", PPS_TUI_C_DEFAULT, 0);
+        x++;
+    }
+}
+
+static void draw_too_small(struct pps_tui *ui, struct pps_tui_frame *f)
+{
+    const struct pps_tui_layout *l = &ui->layout;
+    char lines[3][64];
+
+    snprintf(lines[0], sizeof(lines[0]), "terminal too small");
+    snprintf(lines[1], sizeof(lines[1]), "have %dx%d, need %dx%d", l->cols, l->rows, l->need_cols,
+             l->need_rows);
+    snprintf(lines[2], sizeof(lines[2]), "q quits");
+    for (int i = 0; i < 3; i++) {
+        int w = (int)strlen(lines[i]), y = f->rows / 2 - 1 + i, x = (f->cols - w) / 2;
+        if (f->rows < 3)
+            y = i;
+        pps_tui_frame_text(f, x < 0 ? 0 : x, y, f->cols, lines[i],
+                           i == 1 ? PPS_TUI_C_WARN : PPS_TUI_C_DEFAULT,
+                           i == 1 ? PPS_TUI_A_BOLD : 0);
+    }
+}
+
+void pps_tui_draw(struct pps_tui *ui, struct pps_tui_frame *f)
+{
+    struct pps_tui_layout_req req;
+    int next;
+
+    pps_tui_frame_clear(f);
+    req.cols = f->cols;
+    req.rows = f->rows;
+    req.lanes_a = pps__tui_lanes(ui, 0);
+    req.lanes_b = pps__tui_lanes(ui, 1);
+    req.label_w = label_width(ui);
+    pps_tui_layout(&req, &ui->layout);
+    if (!ui->layout.ok) {
+        draw_too_small(ui, f);
+        return;
+    }
+    draw_header(ui, f);
+    draw_lanes(ui, f, 0, ui->layout.lanes_a);
+    if (ui->n_models > 1)
+        draw_lanes(ui, f, 1, ui->layout.lanes_b);
+    draw_ruler(ui, f);
+    draw_status(ui, f);
+    pps__tui_draw_pane(ui, f, ui->layout.pane, ui->pane);
+    if (ui->layout.side.w > 0) {
+        next = (ui->pane + 1) % PPS_TUI_PANE_COUNT;
+        if (next == PPS_TUI_PANE_DELTA && ui->n_models < 2)
+            next = (next + 1) % PPS_TUI_PANE_COUNT;
+        if (next != ui->pane)
+            pps__tui_draw_pane(ui, f, ui->layout.side, next);
+    }
+    draw_keybar(ui, f);
+    if (ui->help)
+        pps__tui_draw_help(ui, f);
+}

@@ -1,0 +1,313 @@
+/*
+ * keys.c - the one key table: the key handler, the help screen and the key bar all read it, so
+ * they cannot drift apart. Also the mouse, and key scripts (`--keys`) for scripts and tests.
+ */
+#include <string.h>
+#include <strings.h>
+
+#include "tui_int.h"
+
+/* The view's centre: where zooming by key keeps its place and where Enter selects. */
+static int64_t centre(const struct pps_tui *ui)
+{
+    return ui->t0 + (ui->t1 - ui->t0) / 2;
+}
+
+static void do_quit(struct pps_tui *ui)
+{
+    ui->quit = 1;
+}
+
+static void do_help(struct pps_tui *ui)
+{
+    ui->help = !ui->help;
+}
+
+static void do_zoom_in(struct pps_tui *ui)
+{
+    pps__tui_zoom(ui, 0.5, centre(ui));
+}
+
+static void do_zoom_out(struct pps_tui *ui)
+{
+    pps__tui_zoom(ui, 2.0, centre(ui));
+}
+
+static void do_pan_left(struct pps_tui *ui)
+{
+    pps__tui_pan(ui, -(ui->t1 - ui->t0) / 8);
+}
+
+static void do_pan_right(struct pps_tui *ui)
+{
+    pps__tui_pan(ui, (ui->t1 - ui->t0) / 8);
+}
+
+static void do_page_left(struct pps_tui *ui)
+{
+    pps__tui_pan(ui, -(ui->t1 - ui->t0) * 7 / 8);
+}
+
+static void do_page_right(struct pps_tui *ui)
+{
+    pps__tui_pan(ui, (ui->t1 - ui->t0) * 7 / 8);
+}
+
+static void do_home(struct pps_tui *ui)
+{
+    int64_t w = ui->t1 - ui->t0;
+
+    pps__tui_pan(ui, -ui->t0 - w / 50);
+}
+
+static void do_end(struct pps_tui *ui)
+{
+    pps__tui_follow(ui);
+}
+
+/* Next (dir 1) or previous iteration, keeping the zoom and the offset into the iteration. */
+static void step_iter(struct pps_tui *ui, int dir)
+{
+    const struct pps_report *rep = ui->models[0].rep;
+    int it = pps__tui_iter_at(ui, 0, centre(ui)), to = it + dir;
+    int64_t base = ui->models[0].run->t_min, c = base + centre(ui);
+
+    if (it < 0) {
+        pps__tui_say(ui, "this run has no iterations");
+        return;
+    }
+    /* Before the first window or after the last, the first step lands on the nearest. */
+    if ((dir > 0 && c < rep->iters[it].t0) || (dir < 0 && c >= rep->iters[it].t1))
+        to = it;
+    if (to < 0 || to >= rep->n_iters) {
+        pps__tui_say(ui, "no %s iteration", dir > 0 ? "later" : "earlier");
+        return;
+    }
+    if (dir < 0)
+        ui->follow = 0;
+    pps__tui_pan(ui, rep->iters[to].t0 - rep->iters[it].t0);
+    /* A view wider than an iteration shows the next one whole instead. */
+    if (to == it || 2 * (ui->t1 - ui->t0) > 3 * (rep->iters[to].t1 - rep->iters[to].t0))
+        pps__tui_fit_iter(ui, to);
+}
+
+static void do_next_iter(struct pps_tui *ui)
+{
+    step_iter(ui, 1);
+}
+
+static void do_prev_iter(struct pps_tui *ui)
+{
+    step_iter(ui, -1);
+}
+
+static void do_fit_iter(struct pps_tui *ui)
+{
+    int it = pps__tui_iter_at(ui, 0, centre(ui));
+
+    if (it < 0) {
+        pps__tui_say(ui, "this run has no iterations");
+        return;
+    }
+    ui->follow = 0;
+    pps__tui_fit_iter(ui, it);
+}
+
+static void do_fit_all(struct pps_tui *ui)
+{
+    pps__tui_fit_all(ui);
+}
+
+static void do_follow(struct pps_tui *ui)
+{
+    ui->follow = !ui->follow;
+    if (ui->follow)
+        pps__tui_follow(ui);
+    pps__tui_say(ui, "follow %s", ui->follow ? "on: the view keeps the run's end" : "off");
+}
+
+static void do_pause(struct pps_tui *ui)
+{
+    ui->paused = !ui->paused;
+    pps__tui_say(ui, "%s",
+                 ui->paused ? "paused: the view is frozen, the run is still recorded" : "resumed");
+}
+
+static void do_select(struct pps_tui *ui)
+{
+    int model, lane;
+    int64_t tol = (ui->t1 - ui->t0) / (ui->layout.bars_w > 0 ? ui->layout.bars_w : 80);
+
+    pps__tui_cursor_lane(ui, &model, &lane);
+    if (!pps__tui_select_at(ui, model, lane, centre(ui), tol * 2))
+        pps__tui_say(ui, "no op under the cursor (the centre column of the cursor's lane)");
+}
+
+static void do_unselect(struct pps_tui *ui)
+{
+    ui->sel.valid = 0;
+}
+
+static void do_next_op(struct pps_tui *ui)
+{
+    pps__tui_select_step(ui, 1);
+}
+
+static void do_prev_op(struct pps_tui *ui)
+{
+    pps__tui_select_step(ui, -1);
+}
+
+static void do_lane_up(struct pps_tui *ui)
+{
+    if (ui->cursor > 0)
+        ui->cursor--;
+}
+
+static void do_lane_down(struct pps_tui *ui)
+{
+    if (ui->cursor + 1 < pps__tui_lanes(ui, 0) + pps__tui_lanes(ui, 1))
+        ui->cursor++;
+}
+
+static void do_pane(struct pps_tui *ui)
+{
+    ui->pane = (ui->pane + 1) % PPS_TUI_PANE_COUNT;
+    if (ui->pane == PPS_TUI_PANE_DELTA && ui->n_models < 2)
+        ui->pane = (ui->pane + 1) % PPS_TUI_PANE_COUNT;
+}
+
+static const struct pps_tui_keydef keytab[] = {
+    {{'q', 'Q'}, "q", "q Quit", "quit", do_quit},
+    {{'?', PPS_TUI_KEY_F1}, "? F1", "? Help", "this help (any key closes)", do_help},
+    {{'+', '='}, "+ =", "+- Zoom", "zoom in (or mouse wheel)", do_zoom_in},
+    {{'-', '_'}, "- _", NULL, "zoom out", do_zoom_out},
+    {{PPS_TUI_KEY_LEFT, 'h'},
+     "Left h",
+     "\xe2\x86\x90\xe2\x86\x92 Pan",
+     "pan left 1/8 screen",
+     do_pan_left},
+    {{PPS_TUI_KEY_RIGHT, 'l'}, "Right l", NULL, "pan right 1/8 screen", do_pan_right},
+    {{PPS_TUI_KEY_PGUP, PPS_TUI_KEY_SLEFT, 'H'}, "PgUp H", NULL, "pan left a screen", do_page_left},
+    {{PPS_TUI_KEY_PGDN, PPS_TUI_KEY_SRIGHT, 'L'},
+     "PgDn L",
+     NULL,
+     "pan right a screen",
+     do_page_right},
+    {{PPS_TUI_KEY_HOME, 'g'}, "Home g", NULL, "go to the start of the run", do_home},
+    {{PPS_TUI_KEY_END, 'G'}, "End G", NULL, "go to the end of the run", do_end},
+    {{'n'}, "n", "n/p Iter", "next iteration, same zoom", do_next_iter},
+    {{'p'}, "p", NULL, "previous iteration", do_prev_iter},
+    {{'f'}, "f", "f Fit", "fit the iteration at centre", do_fit_iter},
+    {{'a', '0'}, "a 0", NULL, "fit the whole run", do_fit_all},
+    {{'F'}, "F", "F Follow", "follow the live run on/off", do_follow},
+    {{' ', 'z'}, "Space z", "Spc Pause", "pause view (not the run)", do_pause},
+    {{PPS_TUI_KEY_UP, 'k'}, "Up k", NULL, "cursor to the lane above", do_lane_up},
+    {{PPS_TUI_KEY_DOWN, 'j'}, "Down j", NULL, "cursor to the lane below", do_lane_down},
+    {{PPS_TUI_KEY_ENTER, '\r'}, "Enter", "Ent Select", "select the op at the cursor", do_select},
+    {{']'}, "]", NULL, "select the next op", do_next_op},
+    {{'['}, "[", NULL, "select the previous op", do_prev_op},
+    {{PPS_TUI_KEY_ESC}, "Esc", NULL, "clear the selection", do_unselect},
+    {{PPS_TUI_KEY_TAB}, "Tab", "Tab Pane", "next pane: stats, flags, A/B", do_pane},
+    {{0}, NULL, NULL, NULL, NULL},
+};
+
+const struct pps_tui_keydef *pps_tui_keytab(void)
+{
+    return keytab;
+}
+
+int pps_tui_key(struct pps_tui *ui, int key)
+{
+    ui->message[0] = '\0';
+    if (ui->help) {
+        /* Any key closes the help; q still quits from there. */
+        ui->help = 0;
+        if (key == 'q' || key == 'Q')
+            ui->quit = 1;
+        return 1;
+    }
+    for (const struct pps_tui_keydef *k = keytab; k->fn; k++)
+        for (int i = 0; i < 4 && k->keys[i]; i++)
+            if (k->keys[i] == key) {
+                k->fn(ui);
+                return 1;
+            }
+    return 0;
+}
+
+static const struct {
+    const char *name;
+    int key;
+} key_names[] = {
+    {"left", PPS_TUI_KEY_LEFT},
+    {"right", PPS_TUI_KEY_RIGHT},
+    {"up", PPS_TUI_KEY_UP},
+    {"down", PPS_TUI_KEY_DOWN},
+    {"sleft", PPS_TUI_KEY_SLEFT},
+    {"sright", PPS_TUI_KEY_SRIGHT},
+    {"pgup", PPS_TUI_KEY_PGUP},
+    {"pgdn", PPS_TUI_KEY_PGDN},
+    {"home", PPS_TUI_KEY_HOME},
+    {"end", PPS_TUI_KEY_END},
+    {"f1", PPS_TUI_KEY_F1},
+    {"enter", PPS_TUI_KEY_ENTER},
+    {"tab", PPS_TUI_KEY_TAB},
+    {"esc", PPS_TUI_KEY_ESC},
+    {"space", ' '},
+    {"lt", '<'},
+};
+
+int pps_tui_keys(struct pps_tui *ui, const char *script, struct pps_err *err)
+{
+    for (const char *p = script; p && *p && !ui->quit; p++) {
+        int key = (unsigned char)*p;
+
+        if (*p == '<') {
+            const char *end = strchr(p, '>');
+            size_t len = end ? (size_t)(end - p - 1) : 0;
+            size_t i, n = sizeof(key_names) / sizeof(key_names[0]);
+
+            for (i = 0; i < n; i++)
+                if (len == strlen(key_names[i].name) && !strncasecmp(p + 1, key_names[i].name, len))
+                    break;
+            if (!end || i == n)
+                return pps_err_set(err, PPS_EINVAL,
+                                   "unknown key '%.*s' in the key script (see --help)",
+                                   end ? (int)(end - p + 1) : (int)strlen(p), p);
+            key = key_names[i].key;
+            p = end;
+        }
+        pps_tui_key(ui, key);
+    }
+    return 0;
+}
+
+void pps_tui_mouse(struct pps_tui *ui, int x, int y, int event)
+{
+    const struct pps_tui_layout *l = &ui->layout;
+    int64_t t;
+    int model = -1, lane = -1;
+
+    if (!l->ok || x < l->bars_x || x >= l->bars_x + l->bars_w)
+        return;
+    t = ui->t0 + (int64_t)((double)(ui->t1 - ui->t0) * ((double)(x - l->bars_x) + 0.5) / l->bars_w);
+    if (event == PPS_TUI_MOUSE_WHEEL_UP || event == PPS_TUI_MOUSE_WHEEL_DOWN) {
+        ui->message[0] = '\0';
+        pps__tui_zoom(ui, event == PPS_TUI_MOUSE_WHEEL_UP ? 0.5 : 2.0, t);
+        return;
+    }
+    if (y >= l->lanes_a.y && y < l->lanes_a.y + l->lanes_a.h) {
+        model = 0;
+        lane = ui->lane_top[0] + (y - l->lanes_a.y);
+    } else if (y >= l->lanes_b.y && y < l->lanes_b.y + l->lanes_b.h) {
+        model = 1;
+        lane = ui->lane_top[1] + (y - l->lanes_b.y);
+    }
+    if (model < 0 || lane >= pps__tui_lanes(ui, model))
+        return;
+    ui->message[0] = '\0';
+    ui->cursor = model == 0 ? lane : pps__tui_lanes(ui, 0) + lane;
+    if (!pps__tui_select_at(ui, model, lane, t, (ui->t1 - ui->t0) / l->bars_w))
+        pps__tui_say(ui, "no op there");
+}

@@ -1,0 +1,160 @@
+/*
+ * model.c - one run as the view holds it: the loaded run, its report and flags, the timeline
+ * index, and a signature of its files that tells a live view when to reload.
+ *
+ * Reloading reads the whole run again (pps_run_load opens shards read-only, in WAL mode, so the
+ * writer is never blocked); the signature keeps an unchanged run from being read at all.
+ */
+#include <dirent.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "tui_int.h"
+
+static double now_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void pps__tui_model_release(struct pps_tui_model *m)
+{
+    free(m->path);
+    pps_tui_index_free(m->index);
+    pps_flag_list_release(&m->flags);
+    pps_report_free(m->rep);
+    pps_run_free(m->run);
+    memset(m, 0, sizeof(*m));
+}
+
+int pps__tui_model_load(struct pps_tui_model *m, const char *path, struct pps_err *err)
+{
+    double t = now_s();
+    int rc;
+
+    memset(m, 0, sizeof(*m));
+    m->sig = pps__tui_signature(path);
+    m->path = strdup(path);
+    if (!m->path) {
+        rc = pps_err_set(err, PPS_ENOMEM, "out of memory");
+        goto fail;
+    }
+    if ((rc = pps_run_load(path, &m->run, err)) < 0)
+        goto fail;
+    if ((rc = pps_analysis_report(m->run, &m->rep, err)) < 0)
+        goto fail;
+    if ((rc = pps_analysis_flags(m->run, m->rep, &m->flags, err)) < 0)
+        goto fail;
+    if ((rc = pps_tui_index_build(m->run, &m->index, err)) < 0)
+        goto fail;
+    m->load_s = now_s() - t;
+    return 0;
+fail:
+    pps__tui_model_release(m);
+    return rc;
+}
+
+/* Folds one file's size and modification time into h (FNV-1a over the numbers). */
+static uint64_t fold_file(uint64_t h, const char *path)
+{
+    struct stat st;
+    uint64_t v[3];
+
+    if (stat(path, &st) != 0)
+        return h;
+    v[0] = (uint64_t)st.st_size;
+    v[1] = (uint64_t)st.st_mtim.tv_sec;
+    v[2] = (uint64_t)st.st_mtim.tv_nsec;
+    for (int i = 0; i < 3; i++)
+        for (int b = 0; b < 8; b++) {
+            h ^= (v[i] >> (8 * b)) & 0xFF;
+            h *= 1099511628211ull;
+        }
+    return h;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+
+    return n >= k && !strcmp(s + n - k, suffix);
+}
+
+uint64_t pps__tui_signature(const char *path)
+{
+    uint64_t h = 14695981039346656037ull;
+    struct stat st;
+    char buf[4096];
+    DIR *d;
+    struct dirent *e;
+
+    if (stat(path, &st) != 0)
+        return 0;
+    if (!S_ISDIR(st.st_mode)) {
+        h = fold_file(h, path);
+        snprintf(buf, sizeof(buf), "%s-wal", path);
+        return fold_file(h, buf);
+    }
+    d = opendir(path);
+    if (!d)
+        return 0;
+    /* Directory order is stable while no file is added; a new shard changes the sum anyway. */
+    while ((e = readdir(d)) != NULL) {
+        if (!ends_with(e->d_name, ".db") && !ends_with(e->d_name, ".db-wal"))
+            continue;
+        snprintf(buf, sizeof(buf), "%s/%s", path, e->d_name);
+        h = fold_file(h, buf);
+    }
+    closedir(d);
+    return h;
+}
+
+int pps__tui_losses(const struct pps_tui_model *m, double **out)
+{
+    const struct pps_report *rep = m->rep;
+    double *loss, *n;
+
+    *out = NULL;
+    if (!rep || rep->n_iters < 1)
+        return 0;
+    loss = calloc((size_t)rep->n_iters, sizeof(*loss));
+    n = calloc((size_t)rep->n_iters, sizeof(*n));
+    if (!loss || !n) {
+        free(loss);
+        free(n);
+        return PPS_ENOMEM;
+    }
+    /* Metrics are sorted by iteration; report iterations too: walk both. */
+    for (size_t i = 0, it = 0; i < m->run->n_metrics; i++) {
+        const struct pps_metric *mt = &m->run->metrics[i];
+
+        while (it < (size_t)rep->n_iters && rep->iters[it].iter < mt->iter)
+            it++;
+        if (it == (size_t)rep->n_iters)
+            break;
+        if (rep->iters[it].iter == mt->iter && !isnan(mt->loss)) {
+            loss[it] += mt->loss;
+            n[it] += 1;
+        }
+    }
+    for (int it = 0; it < rep->n_iters; it++)
+        loss[it] = n[it] > 0 ? loss[it] / n[it] : NAN;
+    free(n);
+    *out = loss;
+    return 0;
+}
+
+int64_t pps__tui_peak_act(const struct pps_tui_model *m)
+{
+    int64_t peak = -1;
+
+    for (size_t i = 0; m->run && i < m->run->n_metrics; i++)
+        if (m->run->metrics[i].act_bytes > peak)
+            peak = m->run->metrics[i].act_bytes;
+    return peak;
+}

@@ -1,0 +1,100 @@
+/*
+ * tui_int.h - what the tui module's files share, and nobody else uses.
+ */
+#ifndef PPS_TUI_INT_H
+#define PPS_TUI_INT_H
+
+#include "tui.h"
+
+/* ---- model.c: one run loaded for the view ---- */
+
+/* Loads path into m (fresh or released): run, report, flags, index and the files' signature. */
+int pps__tui_model_load(struct pps_tui_model *m, const char *path, struct pps_err *err);
+void pps__tui_model_release(struct pps_tui_model *m);
+/* Sizes and modification times of a run's files (the shards and their WALs), folded into one
+ * number: it changes when a writer commits. 0 when nothing can be read. */
+uint64_t pps__tui_signature(const char *path);
+/* The mean loss of each iteration (NaN where none), for iters[0..n_iters-1] of the report:
+ * *out is malloc'ed (NULL when the report has no iteration). 0 or PPS_ENOMEM. */
+int pps__tui_losses(const struct pps_tui_model *m, double **out);
+/* Peak activation bytes over the run's metrics (-1 when none). */
+int64_t pps__tui_peak_act(const struct pps_tui_model *m);
+
+/* ---- view.c: the visible range and what moves it ---- */
+
+int pps__tui_lanes(const struct pps_tui *ui, int model);
+/* Model and lane of the cursor. */
+void pps__tui_cursor_lane(const struct pps_tui *ui, int *model, int *lane);
+/* Where model's time 0 of the view lies on its own clock (ns). */
+int64_t pps__tui_base(const struct pps_tui *ui, int model);
+/* Length of the longest run, ns from its first span to its last. */
+int64_t pps__tui_extent(const struct pps_tui *ui);
+/* Index into model's report iterations of the iteration at view time t (ns, relative), or the
+ * nearest; -1 when the run has none. */
+int pps__tui_iter_at(const struct pps_tui *ui, int model, int64_t t);
+/* Sets the range to [t0, t1) after clamping the width and the position. */
+void pps__tui_set_range(struct pps_tui *ui, int64_t t0, int64_t t1);
+/* Zooms by factor (< 1 in, > 1 out) keeping view time t where it is on screen. */
+void pps__tui_zoom(struct pps_tui *ui, double factor, int64_t t);
+void pps__tui_pan(struct pps_tui *ui, int64_t dt);
+void pps__tui_fit_all(struct pps_tui *ui);
+void pps__tui_fit_iter(struct pps_tui *ui, int it);
+/* Follows the run's end: the range ends at the latest span. */
+void pps__tui_follow(struct pps_tui *ui);
+/* Selects the op of (model, lane) at view time t within tol ns; 1 if one was found. */
+int pps__tui_select_at(struct pps_tui *ui, int model, int lane, int64_t t, int64_t tol);
+/* Moves the selection to the next (dir 1) or previous (-1) op on the cursor's lane. */
+void pps__tui_select_step(struct pps_tui *ui, int dir);
+/* Replaces model m with fresh (which is left empty): the selection is found again, the cursor
+ * kept on a lane, and a following view moves to the new end. */
+void pps__tui_adopt(struct pps_tui *ui, int m, struct pps_tui_model *fresh);
+/* Sets the message shown once in the status line. */
+void pps__tui_say(struct pps_tui *ui, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- draw.c, pane.c ---- */
+
+int pps__tui_kind_color(int kind);
+/* A letter for a kind in text ('F', 'B', 'W', 'X' for BW, '>' send, '<' recv, '~' wait, 'O'
+ * optimizer, 'R' rollback, 'K' kernel, 'M' memcpy, '-' range); lower case where partial. */
+char pps__tui_kind_letter(int kind, int partial);
+/* Draws text wrapped at spaces into lines of width w from (x, y), at most max_lines; returns the
+ * lines used. */
+int pps__tui_wrap(struct pps_tui_frame *f, int x, int y, int w, int max_lines, const char *text,
+                  int color, int attr);
+/* Draws the pane kind into r (title row first). */
+void pps__tui_draw_pane(struct pps_tui *ui, struct pps_tui_frame *f, struct pps_tui_rect r,
+                        int pane);
+/* Draws the help screen over the frame, from the key table. */
+void pps__tui_draw_help(struct pps_tui *ui, struct pps_tui_frame *f);
+
+/* ---- reload.c: live runs re-read on a thread of their own ---- */
+
+/*
+ * A thread that, every delay_s, looks at the runs' files and, when they changed since it last
+ * loaded them (or since ui loaded them), loads the run again; the result waits until the UI
+ * takes it. The UI's own thread never waits for a load, so keys are handled at once even while
+ * a big run is re-read. The loaded runs are handed over whole: each belongs to one thread at a
+ * time.
+ */
+struct pps__tui_reloader;
+
+int pps__tui_reloader_start(const struct pps_tui *ui, struct pps__tui_reloader **out,
+                            struct pps_err *err);
+/* Moves a run loaded since the last call for model m into *fresh: 1, or 0 when there is none
+ * (or the last load failed: then err says why, and 0 is returned with err->code set). */
+int pps__tui_reloader_take(struct pps__tui_reloader *r, int m, struct pps_tui_model *fresh,
+                           struct pps_err *err);
+/* Stops the thread (waiting for a load in progress) and frees what was not taken. NULL: no-op. */
+void pps__tui_reloader_stop(struct pps__tui_reloader *r);
+
+/* ---- screen.c: the frame on a curses terminal (app.c drives it) ---- */
+
+/* Starts curses on the terminal: raw keys, mouse, colours when color != 0 and the terminal has
+ * them (the effective choice goes back through *color). 0 or PPS_EIO. */
+int pps__tui_screen_open(int *color, struct pps_err *err);
+void pps__tui_screen_close(void);
+void pps__tui_screen_size(int *cols, int *rows);
+/* Puts the frame on the terminal (ascii: stand-ins for every glyph) and refreshes it. */
+void pps__tui_screen_draw(const struct pps_tui_frame *f, int ascii);
+
+#endif
