@@ -55,6 +55,13 @@ static const char usage_text[] =
     "      --check-grads       cpu: one iteration, no step; compare every gradient bitwise with\n"
     "                          the same model in one process; exit 0 if equal, 1 if not\n"
     "\n"
+    "memory (the schedules that split B from W: zb-h1, zb-h2):\n"
+    "      --w-budget N        a stage holds at most N pending W's (B done, W not yet): before\n"
+    "                          a B that would make N+1, the oldest runs early; the gradients\n"
+    "                          stay bitwise the same (default 0: none, the schedule's order)\n"
+    "      --act-budget-mib X  the same bound in bytes: a stage's pending W's hold at most\n"
+    "                          X MiB, counted with the model's sizes (default 0: none)\n"
+    "\n"
     "emu backend (times of one microbatch through a whole stage; a chunk's op takes 1/v):\n"
     "      --emu-tf MS         forward (default 2)\n"
     "      --emu-tb MS         input-gradient backward (default 2)\n"
@@ -91,6 +98,8 @@ enum {
     OPT_CLIP,
     OPT_LR,
     OPT_CHECK,
+    OPT_W_BUDGET,
+    OPT_ACT_BUDGET,
     OPT_EMU_TF,
     OPT_EMU_TB,
     OPT_EMU_TW,
@@ -298,6 +307,10 @@ static int parse_other(struct run_opts *o, int c, const char *flag, const char *
             return pps_cli_usage_error("run", "--lr needs a number >= 0, got '%s'", arg);
         cfg->model.adamw.lr = (float)x;
         return 0;
+    case OPT_ACT_BUDGET:
+        if (pps_parse_double(arg, 0, 1e9, &cfg->act_budget_mib))
+            return pps_cli_usage_error("run", "--act-budget-mib needs MiB >= 0, got '%s'", arg);
+        return 0;
     case OPT_SEED:
         if (pps_parse_int(arg, 0, 0x7fffffffL, &n))
             return pps_cli_usage_error("run", "--seed needs an integer >= 0, got '%s'", arg);
@@ -334,6 +347,8 @@ static int parse_args(struct run_opts *o, int argc, char **argv)
         {"clip", required_argument, NULL, OPT_CLIP},
         {"lr", required_argument, NULL, OPT_LR},
         {"check-grads", no_argument, NULL, OPT_CHECK},
+        {"w-budget", required_argument, NULL, OPT_W_BUDGET},
+        {"act-budget-mib", required_argument, NULL, OPT_ACT_BUDGET},
         {"emu-tf", required_argument, NULL, OPT_EMU_TF},
         {"emu-tb", required_argument, NULL, OPT_EMU_TB},
         {"emu-tw", required_argument, NULL, OPT_EMU_TW},
@@ -389,6 +404,9 @@ static int parse_args(struct run_opts *o, int argc, char **argv)
             break;
         case OPT_SEQ:
             rc = parse_count("--seq-len", optarg, 1, 1 << 20, &cfg->model.seq_len);
+            break;
+        case OPT_W_BUDGET:
+            rc = parse_count("--w-budget", optarg, 0, 1 << 20, &cfg->w_budget);
             break;
         case OPT_INJECT_NONFINITE:
             rc = parse_count("--inject-nonfinite", optarg, 0, 1 << 30, &cfg->inject_nonfinite_iter);

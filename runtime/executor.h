@@ -24,6 +24,17 @@
  * loss (the stage holding the last virtual stage: the mean over microbatches; NaN elsewhere),
  * the global gradient norm, the peak activation bytes and the peak pending W's of the stage.
  *
+ * The W budget. With w_budget = N > 0 the stage never holds more than N pending W's (B done, W
+ * not yet), summed over its chunks, after any action: only a B adds one, so before a B that would
+ * make N + 1 the stage first runs pending W's early, oldest first (the W whose B ran first, which
+ * on its chunk is the next W in microbatch order), each a normal W span, until N - 1 are left,
+ * and skips each of them when its own place in the list comes. A chunk's W's and fused BW's thus
+ * still accumulate in the order of its list, so the gradients stay bitwise those of the schedule
+ * without the budget. This needs each chunk's W's (and BW's) to come in the order of its B's (and
+ * BW's), which every generated schedule does; a hand-made list that does not is PPS_ESCHEDULE.
+ * Schedules without split B's (gpipe, 1f1b, interleaved) hold no pending W: a budget changes
+ * nothing there.
+ *
  * Failure. When anything fails on this stage (a transport, a chunk, the optimizer, an injected
  * failure), the stage flushes its tracer, then calls the transport's abort with the reason, so
  * that every other stage stops with PPS_EPEER "stage S failed: REASON" (under MPI the abort ends
@@ -51,6 +62,7 @@ struct pps_exec_config {
     int optim_mode; /* enum pps_optim_mode */
     double clip;    /* global gradient-norm clip, <= 0: none */
     int no_step;    /* 1: passes only, no optimizer (the gradient check) */
+    int w_budget;   /* the most pending W's the stage may hold (above); 0: unbounded */
 
     /* Testing. inject_nonfinite_iter >= 0: in every pass of that iteration, the output gradient
      * that reaches virtual stage p*v - 2 for microbatch 0 is made +inf before its backward (the
@@ -65,7 +77,8 @@ struct pps_exec_config {
     void *arg;
 };
 
-/* Sets every field to its default: optimizer sync, clip 1, no injection, nothing else. */
+/* Sets every field to its default: optimizer sync, clip 1, no W budget, no injection, nothing
+ * else. */
 void pps_exec_config_init(struct pps_exec_config *c);
 
 struct pps_exec_result {

@@ -77,6 +77,12 @@ int pps_run_config_check(const struct pps_run_config *c, struct pps_err *err)
         return pps_err_set(err, PPS_EINVAL,
                            "v=%d: only the interleaved schedule runs several chunks per stage",
                            c->v);
+    if (c->w_budget < 0)
+        return pps_err_set(err, PPS_EINVAL, "a W budget of %d: the most pending W's, 0 for none",
+                           c->w_budget);
+    if (!(c->act_budget_mib >= 0 && c->act_budget_mib < 1e12))
+        return pps_err_set(err, PPS_EINVAL, "an activation budget of %g MiB: >= 0, 0 for none",
+                           c->act_budget_mib);
     if ((rc = pps_model_spec_check(&c->model, err)))
         return rc;
     for (int i = 0; i < c->n_kinds; i++) {
@@ -90,10 +96,18 @@ int pps_run_config_check(const struct pps_run_config *c, struct pps_err *err)
         if (!fb)
             return pps_err_set(err, PPS_ENOMEM, "out of memory");
         rc = pps_model_partition(&c->model, c->p * v, c->partition, fb, &perr);
-        free(fb);
-        if (rc)
+        if (rc) {
+            free(fb);
             return pps_err_set(err, rc, "%s: %s%s", pps_sched_kind_name(c->kinds[i]),
                                c->partition && c->partition[0] ? "--partition: " : "", perr.msg);
+        }
+        for (int s = 0; s < c->p && !rc; s++) {
+            int budget;
+            rc = pps__run_stage_w_budget(c, c->kinds[i], c->p, v, fb, s, &budget, err);
+        }
+        free(fb);
+        if (rc)
+            return rc;
     }
     if (c->backend == PPS_BACKEND_EMU && (rc = pps_emu_config_check(&c->emu, c->p, err)))
         return rc;

@@ -13,11 +13,18 @@
  * the seed) and a fresh transport, and writes its own run, OUT/<schedule>. One schedule writes
  * OUT itself.
  *
+ * W budget. w_budget bounds the pending W's of every stage (executor.h); act_budget_mib bounds
+ * the bytes they hold: a stage whose largest chunk keeps X bytes per pending W (from its B to its
+ * W: pps_model_act_bytes()'s after_b on cpu, half of after_f on emu, as emu.h counts) may hold
+ * floor(act_budget_mib * 2^20 / X) of them. With both, each stage takes the smaller bound. Only
+ * pending W's count: what a microbatch holds between its F and its B is the schedule's to decide.
+ *
  * Metadata written into every shard: schedule, p, m, v, backend (emu says "emulated"), transport,
  * model (a description), partition (blocks per virtual stage), device, iters, optimizer, clip,
- * seed, lr, data; with emu, the modeled costs (emu_tf_ns, emu_tb_ns, emu_tw_ns, the multipliers
- * and injected faults) and tcomm_ns, the modeled time of one activation on a link, which the
- * analysis adds to each cross-stage dependency of its prediction.
+ * w_budget and act_budget_mib (as given, 0: none), stage_w_budget (this shard's stage's bound of
+ * pending W's, 0: none), seed, lr, data; with emu, the modeled costs (emu_tf_ns, emu_tb_ns,
+ * emu_tw_ns, the multipliers and injected faults) and tcomm_ns, the modeled time of one activation
+ * on a link, which the analysis adds to each cross-stage dependency of its prediction.
  *
  * Failure. A stage that fails stops the others (executor.h). Its run's shards are flushed and
  * left without the complete mark (readers say the run is incomplete); under threads their
@@ -66,6 +73,8 @@ struct pps_run_config {
     int optim_mode;              /* enum pps_optim_mode */
     double clip;                 /* global gradient-norm clip; <= 0: none */
     int check_grads;             /* cpu: one pass, no step, gradients against the reference */
+    int w_budget;                /* the most pending W's per stage (above); 0: unbounded */
+    double act_budget_mib;       /* MiB that pending W's may hold per stage (above); 0: none */
     struct pps_emu_config emu;
     int inject_nonfinite_iter; /* -1: none (executor.h) */
     int fail_stage, fail_iter; /* -1: none; that stage fails at the start of that iteration */
@@ -74,7 +83,8 @@ struct pps_run_config {
 };
 
 /* Defaults that run in seconds: 1f1b, p = 4, m = 8, cpu, auto transport, 20 iterations, the
- * model's defaults (pps_model_spec_init), sync, clip 1, emu defaults, nothing injected. */
+ * model's defaults (pps_model_spec_init), sync, clip 1, no W budget, emu defaults, nothing
+ * injected. */
 void pps_run_config_init(struct pps_run_config *c);
 
 /* The v a schedule kind runs with under c (c->v, or its default). */
@@ -83,7 +93,8 @@ int pps_run_config_v(const struct pps_run_config *c, int kind);
 /*
  * Checks everything that can be checked without starting anything: every schedule against
  * (p, m, v), the partition against each schedule's virtual stages, the model, the emu config,
- * --check-grads only on cpu and with an output-free run or not, injections in range. Returns
+ * --check-grads only on cpu and with an output-free run or not, injections in range, budgets
+ * that are >= 0 and, for act_budget_mib, hold one pending W on every stage. Returns
  * PPS_EINVAL or PPS_ESCHEDULE with a one-line reason.
  */
 int pps_run_config_check(const struct pps_run_config *c, struct pps_err *err);

@@ -45,6 +45,12 @@ int pps__run_tracer_open(struct pps__run_sched *rs, int stage, int clock_sync,
 int pps__run_transport_wrap(const struct pps__run_sched *rs, struct pps_transport **t,
                             struct pps_err *err);
 
+/* Stage stage's bound of pending W's (run.h) under c, for p * v virtual stages split by
+ * first_block, in *budget (0: unbounded). PPS_EINVAL naming the schedule kind when
+ * c->act_budget_mib does not hold one pending W on that stage. */
+int pps__run_stage_w_budget(const struct pps_run_config *c, int kind, int p, int v,
+                            const int *first_block, int stage, int *budget, struct pps_err *err);
+
 /* The executor's config for stage stage. */
 void pps__run_exec_config(struct pps__run_sched *rs, int stage, struct pps_transport *t,
                           struct pps_tracer *tracer, struct pps_compute **chunks,

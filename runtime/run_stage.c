@@ -168,15 +168,18 @@ static void cpu_name(char *buf, size_t len)
     fclose(f);
 }
 
-static int write_meta(struct pps__run_sched *rs, struct pps_tracer *t, const char *transport)
+static int write_meta(struct pps__run_sched *rs, int stage, struct pps_tracer *t,
+                      const char *transport)
 {
     const struct pps_run_config *c = rs->cfg;
     const struct pps_model_spec *s = &c->model;
     size_t act_bytes = (size_t)s->micro_batch * (size_t)s->seq_len * (size_t)s->hidden * 4;
     struct pps_emu_config plain;
     char buf[1024];
-    int rc = 0;
+    int rc = 0, stage_budget = c->w_budget;
 
+    (void)pps__run_stage_w_budget(c, rs->kind, rs->p, rs->v, rs->first_block, stage, &stage_budget,
+                                  NULL);
     rc |= pps_trace_meta(t, "schedule", pps_sched_kind_name(rs->kind));
     rc |= pps_trace_meta_int(t, "p", rs->p);
     rc |= pps_trace_meta_int(t, "m", rs->m);
@@ -187,6 +190,10 @@ static int write_meta(struct pps__run_sched *rs, struct pps_tracer *t, const cha
     rc |= pps_trace_meta(t, "optimizer", pps_optim_mode_name(c->optim_mode));
     snprintf(buf, sizeof(buf), "%g", c->clip);
     rc |= pps_trace_meta(t, "clip", buf);
+    rc |= pps_trace_meta_int(t, "w_budget", c->w_budget);
+    snprintf(buf, sizeof(buf), "%g", c->act_budget_mib);
+    rc |= pps_trace_meta(t, "act_budget_mib", buf);
+    rc |= pps_trace_meta_int(t, "stage_w_budget", stage_budget);
     rc |= pps_trace_meta_int(t, "seed", (int64_t)s->seed);
     snprintf(buf, sizeof(buf), "%g", (double)s->adamw.lr);
     rc |= pps_trace_meta(t, "lr", buf);
@@ -262,7 +269,7 @@ int pps__run_tracer_open(struct pps__run_sched *rs, int stage, int clock_sync,
     rc = pps_trace_open(&o, out, err);
     if (rc)
         return rc;
-    if (write_meta(rs, *out, transport))
+    if (write_meta(rs, stage, *out, transport))
         return pps_err_set(err, PPS_ENOMEM, "%s: out of memory for the run's metadata", rs->dir);
     return 0;
 }
@@ -287,6 +294,40 @@ static void on_iter(void *arg, int iter, double loss)
                 pps_sched_kind_name(rs->kind), iter + 1, rs->cfg->iters, loss);
 }
 
+int pps__run_stage_w_budget(const struct pps_run_config *c, int kind, int p, int v,
+                            const int *first_block, int stage, int *budget, struct pps_err *err)
+{
+    size_t w_bytes = 0;
+    double n;
+
+    *budget = c->w_budget;
+    if (!(c->act_budget_mib > 0))
+        return 0;
+    /* Any of the stage's pending W's may be on its largest chunk: count them all at that size. */
+    for (int ch = 0; ch < v; ch++) {
+        int vs = ch * p + stage;
+        size_t after_f = 0, after_b = 0;
+        pps_model_act_bytes(&c->model, first_block[vs + 1] - first_block[vs], vs == 0,
+                            vs == p * v - 1, &after_f, &after_b);
+        if (c->backend == PPS_BACKEND_EMU)
+            after_b = after_f / 2; /* emu.h: half of F's bytes while the W is pending */
+        if (after_b > w_bytes)
+            w_bytes = after_b;
+    }
+    if (!w_bytes)
+        return 0; /* its pending W's hold nothing: the bytes bound nothing */
+    n = floor(c->act_budget_mib * 1048576.0 / (double)w_bytes);
+    if (n < 1)
+        return pps_err_set(err, PPS_EINVAL,
+                           "--act-budget-mib %g holds no pending W on stage %d of %s (one holds "
+                           "%.3f MiB)",
+                           c->act_budget_mib, stage, pps_sched_kind_name(kind),
+                           (double)w_bytes / 1048576.0);
+    if (n < 1 << 30 && (!*budget || (int)n < *budget))
+        *budget = (int)n;
+    return 0;
+}
+
 void pps__run_exec_config(struct pps__run_sched *rs, int stage, struct pps_transport *t,
                           struct pps_tracer *tracer, struct pps_compute **chunks,
                           struct pps_exec_config *ec)
@@ -303,6 +344,10 @@ void pps__run_exec_config(struct pps__run_sched *rs, int stage, struct pps_trans
     ec->optim_mode = c->optim_mode;
     ec->clip = c->clip;
     ec->no_step = c->check_grads;
+    /* pps_run_config_check() has refused a budget that fails here. */
+    if (pps__run_stage_w_budget(c, rs->kind, rs->p, rs->v, rs->first_block, stage, &ec->w_budget,
+                                NULL))
+        ec->w_budget = c->w_budget;
     ec->inject_nonfinite_iter = c->inject_nonfinite_iter;
     ec->fail_iter = stage == c->fail_stage ? c->fail_iter : -1;
     ec->on_iter = on_iter;

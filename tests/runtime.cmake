@@ -1,7 +1,8 @@
 # Tests of runtime/'s executor, optimizer, emu backend and run orchestration, and of `ppscope run`.
 #   test_executor             pps_run on cpu: post-validation bitwise equal to sync (clipping, an
 #                             injected inf), gradients of every schedule against the reference,
-#                             the loss falling over 200 iterations of the default text
+#                             the loss falling over 200 iterations of the default text, a W
+#                             budget bounding pending W's with the parameters bitwise unchanged
 #   test_executor_emu         emu ops sleep their time, the link model, and every schedule's
 #                             measured bubble within 5 points of the simulator (bench/ has 2)
 #   test_executor_collective  the non-blocking sum and the abort op of the threads transport
@@ -9,6 +10,8 @@
 #   run_bad_input, run_fail   exit 2 with one line for each impossible flag combination; a stage
 #                             that fails stops the others and leaves a readable, incomplete run
 #   run_ab                    --schedule 1f1b,zb-h1,zb-h2 on emu: a run and a row per schedule
+#   run_budget                --w-budget / --act-budget-mib: gradients still bitwise, every
+#                             stage's recorded peak of pending W's within its bound, bad budgets
 #   run_check_grads_mpi       the same gradient check under mpirun, world size != p, a failing
 #                             rank (label mpi; skipped without MPI or mpirun)
 pps_unit_test(test_executor pps_runtime pps_storage)
@@ -17,7 +20,7 @@ pps_unit_test(test_executor_collective pps_runtime Threads::Threads)
 # Emulated timings are measured against the clock: they want the machine to themselves.
 set_tests_properties(test_executor_emu PROPERTIES RUN_SERIAL TRUE)
 
-foreach(_t run_check_grads run_bad_input run_fail run_ab)
+foreach(_t run_check_grads run_bad_input run_fail run_ab run_budget)
   pps_cli_test(${_t})
 endforeach()
 set_tests_properties(run_ab PROPERTIES RUN_SERIAL TRUE)

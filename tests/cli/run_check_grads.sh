@@ -53,6 +53,7 @@ if [ "$MODE" = mpi ]; then
     check 3 --schedule 1f1b,zb-h2,interleaved -p 3 -m 6 --layers 7 --partition 3,0,4 -v 1
     check 4 --schedule interleaved,zb-h1 -p 4 -m 8 --layers 8
     check 4 --schedule interleaved -p 4 -m 4 -v 2 --layers 5 --partition 1,0,1,0,1,1,0,1
+    check 4 --schedule zb-h2,zb-h1 -p 4 -m 8 --w-budget 1
     # World size must equal p: one line, exit 2, from one rank.
     timeout -k 10 60 "$MPIEXEC" $LAUNCH -np 3 "$PPS" run --check-grads $SMALL -p 4 -m 4 \
         >"$T/out" 2>"$T/err"
