@@ -123,6 +123,34 @@ static void check_predictable(const struct pps_run *run, const struct pps_report
     }
 }
 
+/*
+ * A run made with a pending-W budget (meta stage_w_budget, one per rank: the runtime writes a
+ * shard per stage) ran its schedule reordered; the prediction simulates that order too.
+ * Returns 0 with *sched replaced when a budget applies, or a negative code.
+ */
+static int apply_w_budget(const struct pps_run *run, struct pps_schedule *sched,
+                          struct pps_err *perr)
+{
+    struct pps_schedule budgeted = PPS_SCHEDULE_INIT;
+    int *budget = calloc((size_t)sched->p, sizeof(int)), any = 0, rc = 0;
+    if (!budget)
+        return pps_err_set(perr, PPS_ENOMEM, "out of memory");
+    for (size_t k = 0; k < run->n_meta; k++) {
+        const struct pps_meta_entry *e = &run->meta[k];
+        long n = atol(e->value);
+        if (strcmp(e->key, "stage_w_budget") || e->rank < 0 || e->rank >= sched->p || n <= 0)
+            continue;
+        budget[e->rank] = (int)(n > 1000000 ? 1000000 : n);
+        any = 1;
+    }
+    if (any && !(rc = pps_schedule_apply_w_budget(sched, budget, &budgeted, NULL, perr))) {
+        pps_schedule_release(sched);
+        *sched = budgeted;
+    }
+    free(budget);
+    return rc;
+}
+
 int pps__analysis_predict(const struct pps_run *run, struct pps_report *rep, struct pps_err *err)
 {
     struct pps_schedule sched = PPS_SCHEDULE_INIT;
@@ -138,6 +166,8 @@ int pps__analysis_predict(const struct pps_run *run, struct pps_report *rep, str
         goto out;
 
     rc = pps_schedule_generate(&sched, rep->sched_kind, rep->p, rep->m, rep->v, &perr);
+    if (!rc)
+        rc = apply_w_budget(run, &sched, &perr);
     if (rc == PPS_ENOMEM) {
         ret = pps_err_set(err, rc, "%s", perr.msg);
         goto out;

@@ -5,8 +5,8 @@
  * a send copies (transport.h), so a buffer is free again as soon as the call returns. What an
  * iteration measured (loss, peak activations, peak pending W's) waits in a record until the
  * optimizer decides the iteration, which under post-validation happens one pass later. With a W
- * budget, a small ledger per chunk (struct wbudget) says which W is the oldest pending one and
- * which W's of the list already ran early.
+ * budget the stage runs its list as pps_schedule_apply_w_budget() reorders it, the same order the
+ * analysis simulates.
  */
 #include <math.h>
 #include <stdio.h>
@@ -23,20 +23,6 @@ struct iter_rec {
     int64_t pw_peak;
 };
 
-/* The W budget's ledger (executor.h), only with a budget. For chunk c, order[c * m + i] is the
- * microbatch of its i-th B or BW in the list, which is also the order of its W's and BW's
- * (checked once, in budget_new); in this pass nback[c] of those backwards have run and nacc[c]
- * of them have accumulated their weight gradients (a W or a BW). So chunk c has nback[c] -
- * nacc[c] pending W's, the oldest of which is order[c * m + nacc[c]]. */
-struct wbudget {
-    int *order;           /* v * m */
-    int *nback, *nacc;    /* v */
-    long *bseq;           /* v * m: when, in this pass, the B of (c, mb) ran */
-    unsigned char *early; /* v * m: the W of (c, mb) ran early: its place in the list skips it */
-    int pending;          /* the stage's: the sum over its chunks */
-    long seq;             /* B's run in this pass */
-};
-
 struct exec {
     const struct pps_exec_config *cfg;
     const struct pps_schedule *sched;
@@ -47,8 +33,8 @@ struct exec {
     size_t floats; /* of in and out */
     int pass;      /* passes begun: the tag's iteration */
     int last_pass_iter;
-    int zeroed;         /* this pass's gradients are zeroed (settle_grads) */
-    struct wbudget *wb; /* NULL: no W budget */
+    int zeroed;                   /* this pass's gradients are zeroed (settle_grads) */
+    struct pps_schedule budgeted; /* the list reordered for the W budget, when there is one */
     struct pps_optim opt;
     struct iter_rec rec[2]; /* rec[iter & 1] */
     struct pps_exec_result *res;
@@ -183,115 +169,6 @@ static int do_action(struct exec *x, const struct pps_action *a, int iter, struc
     return pps_err_set(err, PPS_ESCHEDULE, "stage %d: action with unknown op %d", x->stage, a->op);
 }
 
-/* ---- the W budget -------------------------------------------------------------------------- */
-
-static void budget_free(struct wbudget *b)
-{
-    if (!b)
-        return;
-    free(b->order);
-    free(b->nback);
-    free(b->nacc);
-    free(b->bseq);
-    free(b->early);
-    free(b);
-}
-
-/* The ledger of a stage with a W budget; PPS_ESCHEDULE when a chunk's W's do not follow its B's
- * order, since running the oldest W early would then change the order its gradients add up in. */
-static int budget_new(struct exec *x, struct wbudget **out, struct pps_err *err)
-{
-    size_t len = pps_schedule_len(x->sched, x->stage), n = (size_t)x->v * (size_t)x->m;
-    struct wbudget *b = calloc(1, sizeof(*b));
-    int rc = 0;
-
-    *out = NULL;
-    if (b) {
-        b->order = calloc(n, sizeof(*b->order));
-        b->nback = calloc((size_t)x->v, sizeof(*b->nback));
-        b->nacc = calloc((size_t)x->v, sizeof(*b->nacc));
-        b->bseq = calloc(n, sizeof(*b->bseq));
-        b->early = calloc(n, 1);
-    }
-    if (!b || !b->order || !b->nback || !b->nacc || !b->bseq || !b->early) {
-        rc = pps_err_set(err, PPS_ENOMEM, "stage %d: out of memory for the W budget", x->stage);
-        goto out;
-    }
-    for (size_t pos = 0; pos < len; pos++) {
-        const struct pps_action *a = pps_schedule_at(x->sched, x->stage, pos);
-        if ((a->op == PPS_OP_B || a->op == PPS_OP_BW) && b->nback[a->chunk] < x->m)
-            b->order[a->chunk * x->m + b->nback[a->chunk]++] = (int)a->mb;
-    }
-    for (size_t pos = 0; pos < len && !rc; pos++) {
-        const struct pps_action *a = pps_schedule_at(x->sched, x->stage, pos);
-        int c = a->chunk;
-        if (a->op != PPS_OP_W && a->op != PPS_OP_BW)
-            continue;
-        if (b->nacc[c] >= b->nback[c] || b->order[c * x->m + b->nacc[c]] != (int)a->mb)
-            rc = pps_err_set(err, PPS_ESCHEDULE,
-                             "stage %d chunk %d: the W of microbatch %u is out of its B's order, "
-                             "which a W budget cannot keep without changing the gradients",
-                             x->stage, c, (unsigned)a->mb);
-        b->nacc[c]++;
-    }
-out:
-    if (rc)
-        budget_free(b);
-    else
-        *out = b;
-    return rc;
-}
-
-static void budget_start_pass(struct wbudget *b, int v, int m)
-{
-    memset(b->nback, 0, (size_t)v * sizeof(*b->nback));
-    memset(b->nacc, 0, (size_t)v * sizeof(*b->nacc));
-    memset(b->early, 0, (size_t)v * (size_t)m);
-    b->pending = 0;
-    b->seq = 0;
-}
-
-/* Books an action of the list that ran. */
-static void budget_note(struct wbudget *b, int m, const struct pps_action *a)
-{
-    int c = a->chunk;
-
-    switch (a->op) {
-    case PPS_OP_B:
-        b->bseq[c * m + (int)a->mb] = b->seq++;
-        b->nback[c]++;
-        b->pending++;
-        break;
-    case PPS_OP_BW:
-        b->nback[c]++;
-        b->nacc[c]++;
-        break;
-    case PPS_OP_W:
-        b->nacc[c]++;
-        b->pending--;
-        break;
-    }
-}
-
-/* The chunk whose oldest pending W had its B first; -1 when none is pending. */
-static int budget_oldest(const struct wbudget *b, int v, int m)
-{
-    int best = -1;
-    long when = 0;
-
-    for (int c = 0; c < v; c++) {
-        long s;
-        if (b->nback[c] <= b->nacc[c])
-            continue;
-        s = b->bseq[c * m + b->order[c * m + b->nacc[c]]];
-        if (best < 0 || s < when) {
-            best = c;
-            when = s;
-        }
-    }
-    return best;
-}
-
 /* ---- passes and iterations ----------------------------------------------------------------- */
 
 static void track_memory(struct exec *x, struct iter_rec *r)
@@ -308,7 +185,7 @@ static void track_memory(struct exec *x, struct iter_rec *r)
         r->pw_peak = pw;
 }
 
-/* Before the pass's first W or BW, the list's or one the budget runs early: the optimizer settles
+/* Before the pass's first W or BW: the optimizer settles
  * the previous iteration, then the gradients are zeroed. Not before: until then they hold the
  * previous iteration's, which a post-validation that fails steps with again. */
 static int settle_grads(struct exec *x, struct pps_err *err)
@@ -322,32 +199,6 @@ static int settle_grads(struct exec *x, struct pps_err *err)
         rc = pps_optim_before_grads(&x->opt, err);
     for (int c = 0; c < x->v && !rc; c++)
         rc = x->cfg->chunks[c]->ops->zero_grads(x->cfg->chunks[c], err);
-    return rc;
-}
-
-/* Before a B: runs the oldest pending W's early until the B leaves at most w_budget pending. */
-static int keep_budget(struct exec *x, struct iter_rec *r, int iter, struct pps_err *err)
-{
-    struct wbudget *b = x->wb;
-    int rc = 0;
-
-    while (!rc && b->pending >= x->cfg->w_budget) {
-        int c = budget_oldest(b, x->v, x->m), mb;
-        if (c < 0)
-            break; /* not reached: pending > 0 means some chunk has one */
-        mb = b->order[c * x->m + b->nacc[c]];
-        rc = settle_grads(x, err);
-        if (!rc)
-            rc = do_weights(x, x->cfg->chunks[c], iter, mb, err);
-        if (rc)
-            break;
-        b->early[c * x->m + mb] = 1;
-        b->nacc[c]++;
-        b->pending--;
-        if (!x->cfg->no_step)
-            rc = pps_optim_poll(&x->opt, err);
-        track_memory(x, r);
-    }
     return rc;
 }
 
@@ -365,21 +216,13 @@ static int run_pass(struct exec *x, int iter, struct pps_err *err)
     if (lastc->last && x->last_pass_iter == iter)
         loss_before = lastc->ops->loss_sum(lastc);
     x->zeroed = 0;
-    if (x->wb)
-        budget_start_pass(x->wb, x->v, x->m);
     for (size_t pos = 0; pos < len && !rc; pos++) {
         const struct pps_action *a = pps_schedule_at(x->sched, x->stage, pos);
-        if (x->wb && a->op == PPS_OP_W && x->wb->early[a->chunk * x->m + (int)a->mb])
-            continue; /* the budget ran it already */
-        if (x->wb && a->op == PPS_OP_B)
-            rc = keep_budget(x, r, iter, err);
-        if (!rc && (a->op == PPS_OP_W || a->op == PPS_OP_BW))
+        if (a->op == PPS_OP_W || a->op == PPS_OP_BW)
             rc = settle_grads(x, err);
         if (rc)
             break;
         rc = do_action(x, a, iter, err);
-        if (!rc && x->wb)
-            budget_note(x->wb, x->m, a);
         if (!rc && !x->cfg->no_step)
             rc = pps_optim_poll(&x->opt, err);
         track_memory(x, r);
@@ -482,6 +325,7 @@ int pps_executor_run(const struct pps_exec_config *cfg, struct pps_exec_result *
     memset(res, 0, sizeof(*res));
     res->loss = NAN;
     memset(&x, 0, sizeof(x));
+    x.budgeted.kind = -1;
     x.t = cfg->t;
     x.tr = cfg->tracer;
     rc = check_config(cfg, err);
@@ -507,8 +351,20 @@ int pps_executor_run(const struct pps_exec_config *cfg, struct pps_exec_result *
             pps_err_set(err, PPS_ENOMEM, "stage %d: out of memory for activation buffers", x.stage);
         goto out;
     }
-    if (cfg->w_budget > 0 && (rc = budget_new(&x, &x.wb, err)))
-        goto out;
+    if (cfg->w_budget > 0) {
+        /* Only this stage's list matters here; the others' budgets are their own. */
+        int *budget = calloc((size_t)x.p, sizeof(int));
+        if (!budget) {
+            rc = pps_err_set(err, PPS_ENOMEM, "stage %d: out of memory", x.stage);
+            goto out;
+        }
+        budget[x.stage] = cfg->w_budget;
+        rc = pps_schedule_apply_w_budget(cfg->sched, budget, &x.budgeted, NULL, err);
+        free(budget);
+        if (rc)
+            goto out;
+        x.sched = &x.budgeted;
+    }
     pps_optim_init(&x.opt, cfg->optim_mode, cfg->clip, x.stage, x.t, x.tr, cfg->chunks, x.v);
     /* The thread's trace buffer now, not inside the first op it measures. A refusal only
      * drops this stage's spans, counted: tracing never stops a run. */
@@ -534,6 +390,6 @@ out:
         fail_stage(&x, err);
     free(x.in);
     free(x.out);
-    budget_free(x.wb);
+    pps_schedule_release(&x.budgeted);
     return rc;
 }

@@ -122,6 +122,18 @@ int pps_schedule_validate(const struct pps_schedule *sched, struct pps_sched_fau
 size_t pps_schedule_format(const struct pps_schedule *sched, int mark_stage, long mark_pos,
                            char *buf, size_t len);
 
+/*
+ * A schedule whose stages hold at most budget[s] pending W's (a microbatch B'd and not yet W'd;
+ * budget NULL or budget[s] <= 0: stage s as it is): before each B that would leave more, the
+ * stage's oldest pending W (its B ran first) moves up to run there. A chunk's W's keep their B's
+ * order, so gradients add up in the same order as in the original; an original whose W's do not
+ * follow their B's order on a budgeted stage is PPS_ESCHEDULE (the fault says where). Fills out
+ * (fresh or released) with the same number of actions per stage.
+ */
+int pps_schedule_apply_w_budget(const struct pps_schedule *in, const int *budget,
+                                struct pps_schedule *out, struct pps_sched_fault *fault,
+                                struct pps_err *err);
+
 /* ----------------------------------------------------------------------------------------- */
 /* Simulation                                                                                */
 /* ----------------------------------------------------------------------------------------- */
