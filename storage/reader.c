@@ -14,16 +14,6 @@
 
 #include "storage_int.h"
 
-/* How a rank's host clock maps onto rank 0's (meta keys clock_offset_* and clock_sync_*). */
-struct rank_info {
-    int rank;
-    int complete;
-    int has_offset;
-    int linear;
-    int64_t o0, o1; /* offsets at the two sync points */
-    int64_t t0, t1; /* the sync points, on the rank's clock */
-};
-
 /* A (rank, id) name of one file and its index in run->names. */
 struct name_ref {
     int rank;
@@ -39,14 +29,13 @@ struct loader {
     size_t meta_cap, names_cap, metrics_cap;
     int64_t max_iter;
 
-    struct rank_info *ranks; /* of the file being read, sorted by rank */
+    struct pps__clock *ranks; /* of the file being read, sorted by rank */
     size_t n_ranks, ranks_cap;
     struct name_ref *refs; /* of the file being read, sorted by (rank, id) */
     size_t n_refs, refs_cap;
 };
 
-/* Grows *arr (of elem-byte items, capacity *cap) to hold need items. */
-static int grow(void **arr, size_t *cap, size_t need, size_t elem)
+int pps__grow(void **arr, size_t *cap, size_t need, size_t elem)
 {
     size_t n = *cap ? *cap : 16;
     void *p;
@@ -73,20 +62,25 @@ static int corrupt(struct loader *ld, const char *what, long long v, struct pps_
                        ld->path, what, v);
 }
 
-static int prepare(struct loader *ld, sqlite3 *db, const char *sql, sqlite3_stmt **st,
-                   struct pps_err *err)
+int pps__prepare(sqlite3 *db, const char *sql, const char *path, sqlite3_stmt **st,
+                 struct pps_err *err)
 {
     int rc = sqlite3_prepare_v2(db, sql, -1, st, NULL);
     if (rc == SQLITE_ERROR) /* a column is missing: some other program's table */
-        return pps_err_set(err, PPS_EFORMAT, "%s: not a ppscope trace (%s)", ld->path,
+        return pps_err_set(err, PPS_EFORMAT, "%s: not a ppscope trace (%s)", path,
                            sqlite3_errmsg(db));
     if (rc != SQLITE_OK)
-        return pps__sql_fail(db, rc, ld->path, "cannot read", err);
+        return pps__sql_fail(db, rc, path, "cannot read", err);
     return 0;
 }
 
-/* Strict decimal integer: the whole string, no overflow. */
-static int parse_i64(const char *s, int64_t *out)
+static int prepare(struct loader *ld, sqlite3 *db, const char *sql, sqlite3_stmt **st,
+                   struct pps_err *err)
+{
+    return pps__prepare(db, sql, ld->path, st, err);
+}
+
+int pps__parse_i64(const char *s, int64_t *out)
 {
     char *end;
     long long v;
@@ -104,9 +98,8 @@ static int parse_i64(const char *s, int64_t *out)
 static const char *const clock_keys[] = {"clock_offset_start_ns", "clock_offset_end_ns",
                                          "clock_sync_start_ns", "clock_sync_end_ns"};
 
-/* Records what a meta row says about its rank's clock and completeness. */
-static int note_meta(struct loader *ld, struct rank_info *ri, int have[4], const char *key,
-                     const char *value, struct pps_err *err)
+int pps__clock_note(struct pps__clock *ri, int have[4], const char *key, const char *value,
+                    const char *path, struct pps_err *err)
 {
     int64_t v;
 
@@ -117,18 +110,17 @@ static int note_meta(struct loader *ld, struct rank_info *ri, int have[4], const
     for (int k = 0; k < 4; k++) {
         if (strcmp(key, clock_keys[k]) != 0)
             continue;
-        if (parse_i64(value, &v) != 0)
+        if (pps__parse_i64(value, &v) != 0)
             return pps_err_set(err, PPS_EFORMAT,
-                               "%s: meta %s of rank %d is '%s', not a number of nanoseconds",
-                               ld->path, key, ri->rank, value);
+                               "%s: meta %s of rank %d is '%s', not a number of nanoseconds", path,
+                               key, ri->rank, value);
         have[k] = 1;
         *(k == 0 ? &ri->o0 : k == 1 ? &ri->o1 : k == 2 ? &ri->t0 : &ri->t1) = v;
     }
     return 0;
 }
 
-/* The offset model from the keys present: linear between two sync points, else constant. */
-static void finish_rank(struct rank_info *ri, const int have[4])
+void pps__clock_finish(struct pps__clock *ri, const int have[4])
 {
     ri->linear = have[0] && have[1] && have[2] && have[3] && ri->t1 != ri->t0;
     ri->has_offset = have[0] || have[1];
@@ -164,8 +156,9 @@ static int load_meta(struct loader *ld, sqlite3 *db, struct pps_err *err)
         }
         if (ld->n_ranks == 0 || ld->ranks[ld->n_ranks - 1].rank != rank) {
             if (ld->n_ranks)
-                finish_rank(&ld->ranks[ld->n_ranks - 1], have);
-            if (grow((void **)&ld->ranks, &ld->ranks_cap, ld->n_ranks + 1, sizeof(*ld->ranks))) {
+                pps__clock_finish(&ld->ranks[ld->n_ranks - 1], have);
+            if (pps__grow((void **)&ld->ranks, &ld->ranks_cap, ld->n_ranks + 1,
+                          sizeof(*ld->ranks))) {
                 rc = oom(ld, err);
                 goto out;
             }
@@ -173,9 +166,9 @@ static int load_meta(struct loader *ld, sqlite3 *db, struct pps_err *err)
             ld->ranks[ld->n_ranks++].rank = (int)rank;
             memset(have, 0, sizeof(have));
         }
-        if ((rc = note_meta(ld, &ld->ranks[ld->n_ranks - 1], have, key, value, err)))
+        if ((rc = pps__clock_note(&ld->ranks[ld->n_ranks - 1], have, key, value, ld->path, err)))
             goto out;
-        if (grow((void **)&run->meta, &ld->meta_cap, run->n_meta + 1, sizeof(*run->meta))) {
+        if (pps__grow((void **)&run->meta, &ld->meta_cap, run->n_meta + 1, sizeof(*run->meta))) {
             rc = oom(ld, err);
             goto out;
         }
@@ -194,7 +187,7 @@ static int load_meta(struct loader *ld, sqlite3 *db, struct pps_err *err)
         goto out;
     }
     if (ld->n_ranks)
-        finish_rank(&ld->ranks[ld->n_ranks - 1], have);
+        pps__clock_finish(&ld->ranks[ld->n_ranks - 1], have);
     rc = 0;
 out:
     sqlite3_finalize(st);
@@ -222,8 +215,9 @@ static int load_names(struct loader *ld, sqlite3 *db, struct pps_err *err)
             rc = pps_err_set(err, PPS_EFORMAT, "%s: too many names", ld->path);
             goto out;
         }
-        if (grow((void **)&run->names, &ld->names_cap, run->n_names + 1, sizeof(*run->names)) ||
-            grow((void **)&ld->refs, &ld->refs_cap, ld->n_refs + 1, sizeof(*ld->refs)) ||
+        if (pps__grow((void **)&run->names, &ld->names_cap, run->n_names + 1,
+                      sizeof(*run->names)) ||
+            pps__grow((void **)&ld->refs, &ld->refs_cap, ld->n_refs + 1, sizeof(*ld->refs)) ||
             !(copy = strdup(name ? name : ""))) {
             rc = oom(ld, err);
             goto out;
@@ -243,7 +237,7 @@ out:
     return rc;
 }
 
-static const struct rank_info *find_rank(const struct loader *ld, int rank)
+static const struct pps__clock *find_rank(const struct loader *ld, int rank)
 {
     size_t lo = 0, hi = ld->n_ranks;
     while (lo < hi) {
@@ -273,8 +267,7 @@ static int32_t find_name(const struct loader *ld, int rank, int32_t id)
     return -1;
 }
 
-/* t on rank 0's clock: t + offset(t). -1 if that leaves int64. */
-static int align_time(const struct rank_info *ri, int64_t t, int64_t *out)
+int pps__clock_align(const struct pps__clock *ri, int64_t t, int64_t *out)
 {
     int64_t off = ri->o0;
 
@@ -298,9 +291,9 @@ static int add_span(struct loader *ld, const struct pps_span *s, struct pps_err 
 
     if ((size_t)s->stage >= ld->stages_cap) {
         size_t old = ld->stages_cap, cap2 = old;
-        if (grow((void **)&run->stages, &ld->stages_cap, (size_t)s->stage + 1,
-                 sizeof(*run->stages)) ||
-            grow((void **)&ld->span_cap, &cap2, ld->stages_cap, sizeof(*ld->span_cap)))
+        if (pps__grow((void **)&run->stages, &ld->stages_cap, (size_t)s->stage + 1,
+                      sizeof(*run->stages)) ||
+            pps__grow((void **)&ld->span_cap, &cap2, ld->stages_cap, sizeof(*ld->span_cap)))
             return oom(ld, err);
         memset(run->stages + old, 0, (ld->stages_cap - old) * sizeof(*run->stages));
         memset(ld->span_cap + old, 0, (ld->stages_cap - old) * sizeof(*ld->span_cap));
@@ -308,7 +301,7 @@ static int add_span(struct loader *ld, const struct pps_span *s, struct pps_err 
     if (s->stage >= run->n_stages)
         run->n_stages = s->stage + 1;
     b = &run->stages[s->stage];
-    if (grow((void **)&b->spans, &ld->span_cap[s->stage], b->n + 1, sizeof(*b->spans)))
+    if (pps__grow((void **)&b->spans, &ld->span_cap[s->stage], b->n + 1, sizeof(*b->spans)))
         return oom(ld, err);
     b->spans[b->n++] = *s;
     run->n_spans++;
@@ -339,50 +332,67 @@ static const struct {
     {"rank", 0, INT16_MAX},
 };
 
+int pps__span_row(sqlite3_stmt *st, const char *path, struct pps_span *s, struct pps_err *err)
+{
+    int64_t v[13];
+
+    for (int c = 0; c < 13; c++) {
+        v[c] = sqlite3_column_int64(st, c);
+        if (v[c] < span_cols[c].lo || v[c] > span_cols[c].hi)
+            return pps_err_set(err, PPS_EFORMAT,
+                               "%s: truncated or corrupted (%s %lld out of range)", path,
+                               span_cols[c].name, (long long)v[c]);
+    }
+    s->kind = (uint8_t)v[0];
+    s->stage = (int16_t)v[1];
+    s->chunk = (int16_t)v[2];
+    s->mb = (int32_t)v[3];
+    s->iter = (int32_t)v[4];
+    s->start_ns = v[5];
+    s->end_ns = v[6];
+    s->peer = (int32_t)v[7];
+    s->bytes = v[8];
+    s->name_id = (int32_t)v[9];
+    s->clock = (uint8_t)v[10];
+    s->corr = v[11];
+    s->rank = (int16_t)v[12];
+    return 0;
+}
+
+int pps__clock_align_span(const struct pps__clock *ri, struct pps_span *s, const char *path,
+                          struct pps_err *err)
+{
+    int64_t raw = s->start_ns;
+
+    if (ri->has_offset && (pps__clock_align(ri, s->start_ns, &s->start_ns) ||
+                           pps__clock_align(ri, s->end_ns, &s->end_ns)))
+        return pps_err_set(err, PPS_EFORMAT,
+                           "%s: truncated or corrupted (aligned time %lld out of range)", path,
+                           (long long)raw);
+    return 0;
+}
+
 static int load_spans(struct loader *ld, sqlite3 *db, struct pps_err *err)
 {
-    const struct rank_info *ri = NULL;
+    const struct pps__clock *ri = NULL;
     sqlite3_stmt *st = NULL;
     int64_t n_read = 0, n_indexed = 0;
     int rc;
 
-    if ((rc = prepare(ld, db,
-                      "SELECT kind, stage, chunk, mb, iter, start_ns, end_ns, peer, bytes, "
-                      "name_id, clock, corr, rank FROM spans",
-                      &st, err)))
+    if ((rc = prepare(ld, db, "SELECT " PPS__SPAN_COLS " FROM spans", &st, err)))
         goto out;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t v[13];
         struct pps_span s;
 
-        for (int c = 0; c < 13; c++) {
-            v[c] = sqlite3_column_int64(st, c);
-            if (v[c] < span_cols[c].lo || v[c] > span_cols[c].hi) {
-                rc = corrupt(ld, span_cols[c].name, v[c], err);
-                goto out;
-            }
-        }
-        s.kind = (uint8_t)v[0];
-        s.stage = (int16_t)v[1];
-        s.chunk = (int16_t)v[2];
-        s.mb = (int32_t)v[3];
-        s.iter = (int32_t)v[4];
-        s.start_ns = v[5];
-        s.end_ns = v[6];
-        s.peer = (int32_t)v[7];
-        s.bytes = v[8];
-        s.name_id = v[9] >= 0 ? find_name(ld, (int)v[12], (int32_t)v[9]) : -1;
-        s.clock = (uint8_t)v[10];
-        s.corr = v[11];
-        s.rank = (int16_t)v[12];
+        if ((rc = pps__span_row(st, ld->path, &s, err)))
+            goto out;
+        if (s.name_id >= 0)
+            s.name_id = find_name(ld, s.rank, s.name_id);
         if (s.clock == PPS_CLOCK_HOST) {
             if (!ri || ri->rank != s.rank)
                 ri = find_rank(ld, s.rank);
-            if (ri && ri->has_offset &&
-                (align_time(ri, v[5], &s.start_ns) || align_time(ri, v[6], &s.end_ns))) {
-                rc = corrupt(ld, "aligned time", v[5], err);
+            if (ri && (rc = pps__clock_align_span(ri, &s, ld->path, err)))
                 goto out;
-            }
         }
         if (s.iter > ld->max_iter)
             ld->max_iter = s.iter;
@@ -422,42 +432,44 @@ out:
     return rc;
 }
 
+int pps__metric_row(sqlite3_stmt *st, const char *path, struct pps_metric *m, struct pps_err *err)
+{
+    int64_t rank = sqlite3_column_int64(st, 0), iter = sqlite3_column_int64(st, 1),
+            stage = sqlite3_column_int64(st, 2);
+
+    if (rank < 0 || rank > INT16_MAX || iter < INT32_MIN || iter > INT32_MAX || stage < INT32_MIN ||
+        stage > INT32_MAX)
+        return pps_err_set(err, PPS_EFORMAT,
+                           "%s: truncated or corrupted (metric iteration %lld out of range)", path,
+                           (long long)iter);
+    m->rank = (int16_t)rank;
+    m->iter = (int32_t)iter;
+    m->stage = (int32_t)stage;
+    m->loss = sqlite3_column_type(st, 3) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 3);
+    m->grad_norm = sqlite3_column_type(st, 4) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 4);
+    m->act_bytes = sqlite3_column_int64(st, 5);
+    m->pending_w = sqlite3_column_int64(st, 6);
+    m->dropped = sqlite3_column_int64(st, 7);
+    return 0;
+}
+
 static int load_metrics(struct loader *ld, sqlite3 *db, struct pps_err *err)
 {
     struct pps_run *run = ld->run;
     sqlite3_stmt *st = NULL;
     int rc;
 
-    if ((rc = prepare(ld, db,
-                      "SELECT rank, iter, stage, loss, grad_norm, act_bytes, pending_w, dropped "
-                      "FROM metrics",
-                      &st, err)))
+    if ((rc = prepare(ld, db, "SELECT " PPS__METRIC_COLS " FROM metrics", &st, err)))
         goto out;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t rank = sqlite3_column_int64(st, 0), iter = sqlite3_column_int64(st, 1),
-                stage = sqlite3_column_int64(st, 2);
-        struct pps_metric *m;
-
-        if (rank < 0 || rank > INT16_MAX || iter < INT32_MIN || iter > INT32_MAX ||
-            stage < INT32_MIN || stage > INT32_MAX) {
-            rc = corrupt(ld, "metric iteration", iter, err);
-            goto out;
-        }
-        if (grow((void **)&run->metrics, &ld->metrics_cap, run->n_metrics + 1,
-                 sizeof(*run->metrics))) {
+        if (pps__grow((void **)&run->metrics, &ld->metrics_cap, run->n_metrics + 1,
+                      sizeof(*run->metrics))) {
             rc = oom(ld, err);
             goto out;
         }
-        m = &run->metrics[run->n_metrics++];
-        m->rank = (int16_t)rank;
-        m->iter = (int32_t)iter;
-        m->stage = (int32_t)stage;
-        m->loss = sqlite3_column_type(st, 3) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 3);
-        m->grad_norm =
-            sqlite3_column_type(st, 4) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 4);
-        m->act_bytes = sqlite3_column_int64(st, 5);
-        m->pending_w = sqlite3_column_int64(st, 6);
-        m->dropped = sqlite3_column_int64(st, 7);
+        if ((rc = pps__metric_row(st, ld->path, &run->metrics[run->n_metrics], err)))
+            goto out;
+        run->n_metrics++;
     }
     if (rc != SQLITE_DONE) {
         rc = pps__sql_fail(db, rc, ld->path, "cannot read", err);
@@ -568,8 +580,7 @@ out:
             return (a) < (b) ? -1 : 1;                                                             \
     } while (0)
 
-/* By start, then end; the rest only makes the order of ties the same whatever the input. */
-static int span_cmp(const void *pa, const void *pb)
+int pps__span_cmp(const void *pa, const void *pb)
 {
     const struct pps_span *a = pa, *b = pb;
     CMP(a->start_ns, b->start_ns);
@@ -587,7 +598,7 @@ static int span_cmp(const void *pa, const void *pb)
     return 0;
 }
 
-static int metric_cmp(const void *pa, const void *pb)
+int pps__metric_cmp(const void *pa, const void *pb)
 {
     const struct pps_metric *a = pa, *b = pb;
     CMP(a->iter, b->iter);
@@ -596,7 +607,7 @@ static int metric_cmp(const void *pa, const void *pb)
     return 0;
 }
 
-static int meta_cmp(const void *pa, const void *pb)
+int pps__meta_cmp(const void *pa, const void *pb)
 {
     const struct pps_meta_entry *a = pa, *b = pb;
     CMP(a->rank, b->rank);
@@ -613,10 +624,27 @@ static int meta_count(struct pps_run *run, const char *key, int64_t max, int *ou
     *out = 0;
     if (!s)
         return 0;
-    if (parse_i64(s, &v) != 0 || v < 1 || v > max)
+    if (pps__parse_i64(s, &v) != 0 || v < 1 || v > max)
         return pps_err_set(err, PPS_EFORMAT, "%s: meta %s is '%s', not a count in 1..%lld",
                            run->path, key, s, (long long)max);
     *out = (int)v;
+    return 0;
+}
+
+int pps__run_meta_counts(struct pps_run *run, struct pps_err *err)
+{
+    const char *sched = pps_run_meta(run, "schedule");
+    int rc;
+
+    if ((rc = meta_count(run, "p", (int64_t)INT16_MAX + 1, &run->p, err)) ||
+        (rc = meta_count(run, "m", INT32_MAX, &run->m, err)) ||
+        (rc = meta_count(run, "v", INT16_MAX, &run->v, err)))
+        return rc;
+    if (sched && (!run->schedule || strcmp(run->schedule, sched) != 0)) {
+        free(run->schedule);
+        if (!(run->schedule = strdup(sched)))
+            return pps_err_set(err, PPS_ENOMEM, "%s: out of memory", run->path);
+    }
     return 0;
 }
 
@@ -624,20 +652,15 @@ static int meta_count(struct pps_run *run, const char *key, int64_t max, int *ou
 static int finish(struct loader *ld, struct pps_err *err)
 {
     struct pps_run *run = ld->run;
-    const char *sched;
     int have_t = 0, rc;
 
-    qsort(run->meta, run->n_meta, sizeof(*run->meta), meta_cmp);
-    if ((rc = meta_count(run, "p", (int64_t)INT16_MAX + 1, &run->p, err)) ||
-        (rc = meta_count(run, "m", INT32_MAX, &run->m, err)) ||
-        (rc = meta_count(run, "v", INT16_MAX, &run->v, err)))
+    qsort(run->meta, run->n_meta, sizeof(*run->meta), pps__meta_cmp);
+    if ((rc = pps__run_meta_counts(run, err)))
         return rc;
-    if ((sched = pps_run_meta(run, "schedule")) && !(run->schedule = strdup(sched)))
-        return oom(ld, err);
 
     if ((size_t)run->p > ld->stages_cap) {
         size_t old = ld->stages_cap;
-        if (grow((void **)&run->stages, &ld->stages_cap, (size_t)run->p, sizeof(*run->stages)))
+        if (pps__grow((void **)&run->stages, &ld->stages_cap, (size_t)run->p, sizeof(*run->stages)))
             return oom(ld, err);
         memset(run->stages + old, 0, (ld->stages_cap - old) * sizeof(*run->stages));
     }
@@ -649,9 +672,9 @@ static int finish(struct loader *ld, struct pps_err *err)
         struct pps_stage_spans *b = &run->stages[i];
         int sorted = 1;
         for (size_t k = 1; k < b->n && sorted; k++)
-            sorted = span_cmp(&b->spans[k - 1], &b->spans[k]) <= 0;
+            sorted = pps__span_cmp(&b->spans[k - 1], &b->spans[k]) <= 0;
         if (!sorted)
-            qsort(b->spans, b->n, sizeof(*b->spans), span_cmp);
+            qsort(b->spans, b->n, sizeof(*b->spans), pps__span_cmp);
         for (size_t k = 0; k < b->n; k++) {
             const struct pps_span *s = &b->spans[k];
             if (!have_t || s->start_ns < run->t_min)
@@ -662,7 +685,7 @@ static int finish(struct loader *ld, struct pps_err *err)
         }
     }
     if (run->n_metrics)
-        qsort(run->metrics, run->n_metrics, sizeof(*run->metrics), metric_cmp);
+        qsort(run->metrics, run->n_metrics, sizeof(*run->metrics), pps__metric_cmp);
     return 0;
 }
 

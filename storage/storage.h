@@ -195,4 +195,56 @@ const char *pps_run_span_name(const struct pps_run *run, const struct pps_span *
  */
 int pps_run_merge(const char *run_dir, const char *out_file, struct pps_err *err);
 
+/* ------------------------------------------------------------------------------------------- */
+/* Following a run as it is written                                                            */
+/* ------------------------------------------------------------------------------------------- */
+
+/*
+ * A follower reads a run (directory or one file) a little at a time: each fetch reads only the
+ * rows committed since the last one (spans and metrics after the last rowid read; meta and names
+ * again, which are small), and apply appends them to a run that this follower alone fills. The
+ * run is then what pps_run_load() gives of the same rows: spans per stage on rank 0's clock and
+ * sorted (a span that starts before a stage's last one is merged in), metrics sorted, meta,
+ * p/m/v/schedule, n_stages, n_iters, t_min/t_max, complete and n_shards; only the order of
+ * run->names may differ (spans' name_id index it all the same). Shards that appear later are
+ * picked up. Each file keeps one read-only connection, inside a read transaction only while a
+ * fetch reads it: the writer is never blocked. When a rank's clock offsets change after its
+ * spans were read (clock_offset_end_ns is written at the end), the next fetch reads every file
+ * again and the next apply rebuilds the run (it returns 1).
+ *
+ * fetch does the reading (the slow half) and apply the copying: a viewer may fetch on a thread of
+ * its own and apply on the thread that owns the run, as long as the two never run at once on one
+ * follower. The checks are those of pps_run_load() for each row; the whole-file checks it makes
+ * (index against table) are not repeated.
+ */
+struct pps_run_follow;
+
+/* Starts following path (nothing is read yet). Bad paths fail as pps_run_load(); *out is NULL
+ * then. */
+int pps_run_follow_open(const char *path, struct pps_run_follow **out, struct pps_err *err);
+/* Closes the connections and frees what was fetched and not applied. NULL is a no-op. */
+void pps_run_follow_free(struct pps_run_follow *f);
+/*
+ * Reads the new rows into f: at most about max_rows spans (shared among the files; 0: all).
+ * Returns 1 when it stopped at max_rows (more may be there), 0 when it read everything there
+ * was, or a negative PPS_E... as pps_run_load() (what was fetched before stays). *n_fetched (may
+ * be NULL) is the number of spans read.
+ */
+int pps_run_follow_fetch(struct pps_run_follow *f, size_t max_rows, size_t *n_fetched,
+                         struct pps_err *err);
+/*
+ * Moves what was fetched into *run, creating it when *run is NULL (free it with pps_run_free(),
+ * after or before the follower). Returns 0 when every span already in the run kept its position
+ * within its stage (the new ones went to the ends), 1 when spans moved (a merge, or a rebuild),
+ * or a negative PPS_E... (PPS_ENOMEM; a bad meta p/m/v is PPS_EFORMAT). *n_new (may be NULL):
+ * spans added.
+ */
+int pps_run_follow_apply(struct pps_run_follow *f, struct pps_run **run, size_t *n_new,
+                         struct pps_err *err);
+/* fetch everything new, then apply: returns what apply returns. */
+int pps_run_follow_poll(struct pps_run_follow *f, struct pps_run **run, size_t *n_new,
+                        struct pps_err *err);
+/* Spans read so far, and the spans the files held at the last fetch (for "loading... N%"). */
+void pps_run_follow_progress(const struct pps_run_follow *f, int64_t *read, int64_t *total);
+
 #endif

@@ -75,4 +75,55 @@ int pps__stat(const char *path, struct stat *st, struct pps_err *err);
 /* "dir/name" in a new string (no doubled slash), NULL when out of memory. */
 char *pps__path_join(const char *dir, const char *name);
 
+/* ---- reader.c: what the full loader and the follower (incremental.c) share ---- */
+
+/* Grows *arr (of elem-byte items, capacity *cap) to hold need items; -1 when out of memory. */
+int pps__grow(void **arr, size_t *cap, size_t need, size_t elem);
+/* Strict decimal integer: the whole string, no overflow. 0 or -1. */
+int pps__parse_i64(const char *s, int64_t *out);
+/* sqlite3_prepare_v2 with the reader's reasons: a missing column is "not a ppscope trace". */
+int pps__prepare(sqlite3 *db, const char *sql, const char *path, sqlite3_stmt **st,
+                 struct pps_err *err);
+
+/* How a rank's host clock maps onto rank 0's (meta keys clock_offset_* and clock_sync_*). */
+struct pps__clock {
+    int rank;
+    int complete;
+    int has_offset;
+    int linear;
+    int64_t o0, o1; /* offsets at the two sync points */
+    int64_t t0, t1; /* the sync points, on the rank's clock */
+};
+
+/* Records what one meta row (key, value) of ri's rank says about its clock and completeness;
+ * have[] marks which clock keys were seen. A clock key that is not a number is PPS_EFORMAT. */
+int pps__clock_note(struct pps__clock *ri, int have[4], const char *key, const char *value,
+                    const char *path, struct pps_err *err);
+/* The offset model from the keys present: linear between two sync points, else constant. */
+void pps__clock_finish(struct pps__clock *ri, const int have[4]);
+/* t on rank 0's clock: t + offset(t). -1 if that leaves int64. */
+int pps__clock_align(const struct pps__clock *ri, int64_t t, int64_t *out);
+/* Moves a host-clock span's start and end onto rank 0's clock (nothing without an offset);
+ * PPS_EFORMAT when a time leaves int64. */
+int pps__clock_align_span(const struct pps__clock *ri, struct pps_span *s, const char *path,
+                          struct pps_err *err);
+
+/* The columns pps__span_row() and pps__metric_row() read, in their order, from column 0. */
+#define PPS__SPAN_COLS                                                                             \
+    "kind, stage, chunk, mb, iter, start_ns, end_ns, peer, bytes, name_id, clock, corr, rank"
+#define PPS__METRIC_COLS "rank, iter, stage, loss, grad_norm, act_bytes, pending_w, dropped"
+/* One row into *s, every column range-checked (PPS_EFORMAT naming path otherwise). Times are
+ * raw and name_id is the file's (rank, id) id: the caller aligns and maps them. */
+int pps__span_row(sqlite3_stmt *st, const char *path, struct pps_span *s, struct pps_err *err);
+int pps__metric_row(sqlite3_stmt *st, const char *path, struct pps_metric *m, struct pps_err *err);
+
+/* The orders of a loaded run: spans by start, end, then every field (ties the same whatever the
+ * input); metrics by iteration, stage, rank; meta by rank, key. For qsort. */
+int pps__span_cmp(const void *a, const void *b);
+int pps__metric_cmp(const void *a, const void *b);
+int pps__meta_cmp(const void *a, const void *b);
+/* run->p, m, v and schedule from its (sorted) meta; a p, m or v that is not a count is
+ * PPS_EFORMAT. */
+int pps__run_meta_counts(struct pps_run *run, struct pps_err *err);
+
 #endif

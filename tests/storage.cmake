@@ -2,6 +2,7 @@
 # run written by pps_mkrun (a small helper that writes a run with the writer API).
 pps_unit_test(test_storage pps_storage)
 pps_unit_test(test_storage_bad pps_storage)
+pps_unit_test(test_storage_follow pps_storage Threads::Threads)
 
 add_executable(pps_mkrun unit/mkrun.c)
 target_link_libraries(pps_mkrun PRIVATE pps_storage pps_common)

@@ -24,7 +24,7 @@
 #define REACH_BACK 8
 
 struct track {
-    size_t n;
+    size_t n, cap;
     int64_t *start;
     int64_t *cum; /* n + 1 */
 };
@@ -121,6 +121,7 @@ static int alloc_lane(struct lane *l)
         if (!t->start || !t->cum)
             return PPS_ENOMEM;
         t->cum[0] = 0;
+        t->cap = t->n;
         t->n = 0; /* refilled by fill_stage */
     }
     return 0;
@@ -192,6 +193,63 @@ int pps_tui_index_build(const struct pps_run *run, struct pps_tui_index **out, s
 oom:
     pps_tui_index_free(ix);
     return pps_err_set(err, PPS_ENOMEM, "out of memory indexing %zu spans", run->n_spans);
+}
+
+/* Appends one span to a track, growing it by half again when full. */
+static int track_push(struct track *t, const struct pps_span *sp)
+{
+    if (t->n == t->cap) {
+        size_t cap = t->cap < 16 ? 16 : t->cap + t->cap / 2;
+        int64_t *start = realloc(t->start, cap * sizeof(*start));
+        int64_t *cum;
+        if (!start)
+            return PPS_ENOMEM;
+        t->start = start;
+        if (!(cum = realloc(t->cum, (cap + 1) * sizeof(*cum))))
+            return PPS_ENOMEM;
+        if (t->cap == 0)
+            cum[0] = 0;
+        t->cum = cum;
+        t->cap = cap;
+    }
+    t->start[t->n] = sp->start_ns;
+    t->cum[t->n + 1] = t->cum[t->n] + max64(0, sp->end_ns - sp->start_ns);
+    t->n++;
+    return 0;
+}
+
+int pps_tui_index_update(struct pps_tui_index **ixp, const struct pps_run *run, int moved,
+                         struct pps_err *err)
+{
+    struct pps_tui_index *ix = *ixp, *fresh = NULL;
+    int rc;
+
+    /* Appending is only the common case: one lane per stage, the old spans where they were. */
+    if (ix && !moved && !ix->chunked && run->v <= 1 && ix->n_lanes == run->n_stages) {
+        int ok = 1;
+        for (int s = 0; s < run->n_stages && ok; s++)
+            for (size_t i = ix->lanes[s].n_stage; i < run->stages[s].n && ok; i++)
+                ok = run->stages[s].spans[i].chunk <= 0;
+        for (int s = 0; s < run->n_stages && ok; s++) {
+            struct lane *l = &ix->lanes[s];
+            const struct pps_stage_spans *ss = &run->stages[s];
+            for (size_t i = l->n_stage; i < ss->n; i++) {
+                const struct pps_span *sp = &ss->spans[i];
+                if (track_push(&l->tracks[sp->kind < PPS_SPAN_KIND_COUNT ? sp->kind : 0], sp) < 0) {
+                    ok = 0; /* half appended: rebuilt below */
+                    break;
+                }
+            }
+            l->spans = ss->spans;
+            l->n = l->n_stage = ss->n;
+        }
+        if (ok)
+            return 0;
+    }
+    rc = pps_tui_index_build(run, &fresh, err);
+    pps_tui_index_free(ix);
+    *ixp = fresh;
+    return rc < 0 ? rc : 0;
 }
 
 /* The first i >= from with a[i] >= x (a sorted, a[from-1] < x): galloping, then bisection. */

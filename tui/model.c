@@ -2,8 +2,12 @@
  * model.c - one run as the view holds it: the loaded run, its report and flags, the timeline
  * index, and a signature of its files that tells a live view when to reload.
  *
- * Reloading reads the whole run again (pps_run_load opens shards read-only, in WAL mode, so the
- * writer is never blocked); the signature keeps an unchanged run from being read at all.
+ * The run is read through a follower (pps_run_follow_*), which opens shards read-only, in WAL
+ * mode, so the writer is never blocked, and later reads only the rows added since: a live view's
+ * update costs what was written since the last one. The index grows at its ends; the report,
+ * which costs the whole run, is made again only when that is a small part of the time since the
+ * last one (REPORT_SHARE), and always once the run is complete. The signature keeps an unchanged
+ * run from being read at all.
  */
 #include <dirent.h>
 #include <math.h>
@@ -13,6 +17,11 @@
 #include <time.h>
 
 #include "tui_int.h"
+
+/* The report is made again when its last cost is at most this share of the time since, or under
+ * REPORT_CHEAP_S (small runs: always up to date). */
+#define REPORT_SHARE   0.1
+#define REPORT_CHEAP_S 0.02
 
 static double now_s(void)
 {
@@ -26,10 +35,35 @@ void pps__tui_model_release(struct pps_tui_model *m)
 {
     free(m->path);
     pps_tui_index_free(m->index);
+    pps_run_follow_free(m->follow);
     pps_flag_list_release(&m->flags);
     pps_report_free(m->rep);
     pps_run_free(m->run);
     memset(m, 0, sizeof(*m));
+}
+
+/* The report and flags of the run as it is now. */
+static int make_report(struct pps_tui_model *m, struct pps_err *err)
+{
+    struct pps_report *rep = NULL;
+    struct pps_flag_list flags = PPS_FLAG_LIST_INIT;
+    double t = now_s();
+    int rc;
+
+    if ((rc = pps_analysis_report(m->run, &rep, err)) < 0 ||
+        (rc = pps_analysis_flags(m->run, rep, &flags, err)) < 0) {
+        pps_flag_list_release(&flags);
+        pps_report_free(rep);
+        return rc;
+    }
+    pps_flag_list_release(&m->flags);
+    pps_report_free(m->rep);
+    m->rep = rep;
+    m->flags = flags;
+    m->rep_at = now_s();
+    m->rep_s = m->rep_at - t;
+    m->rep_spans = m->run->n_spans;
+    return 0;
 }
 
 int pps__tui_model_load(struct pps_tui_model *m, const char *path, struct pps_err *err)
@@ -44,11 +78,10 @@ int pps__tui_model_load(struct pps_tui_model *m, const char *path, struct pps_er
         rc = pps_err_set(err, PPS_ENOMEM, "out of memory");
         goto fail;
     }
-    if ((rc = pps_run_load(path, &m->run, err)) < 0)
+    if ((rc = pps_run_follow_open(path, &m->follow, err)) < 0 ||
+        (rc = pps_run_follow_poll(m->follow, &m->run, NULL, err)) < 0)
         goto fail;
-    if ((rc = pps_analysis_report(m->run, &m->rep, err)) < 0)
-        goto fail;
-    if ((rc = pps_analysis_flags(m->run, m->rep, &m->flags, err)) < 0)
+    if ((rc = make_report(m, err)) < 0)
         goto fail;
     if ((rc = pps_tui_index_build(m->run, &m->index, err)) < 0)
         goto fail;
@@ -57,6 +90,38 @@ int pps__tui_model_load(struct pps_tui_model *m, const char *path, struct pps_er
 fail:
     pps__tui_model_release(m);
     return rc;
+}
+
+int pps__tui_model_apply(struct pps_tui_model *m, uint64_t sig, struct pps_err *err)
+{
+    double t = now_s();
+    int rc, moved;
+
+    if ((moved = pps_run_follow_apply(m->follow, &m->run, NULL, err)) < 0)
+        return moved;
+    m->sig = sig;
+    if ((rc = pps_tui_index_update(&m->index, m->run, moved, err)) < 0)
+        return rc;
+    if (m->run->n_spans != m->rep_spans && (m->run->complete || m->rep_s < REPORT_CHEAP_S ||
+                                            m->rep_s <= REPORT_SHARE * (now_s() - m->rep_at)))
+        if ((rc = make_report(m, err)) < 0)
+            return rc;
+    m->load_s = now_s() - t;
+    return 0;
+}
+
+int pps__tui_model_update(struct pps_tui_model *m, struct pps_err *err)
+{
+    uint64_t sig = pps__tui_signature(m->path);
+    int rc;
+
+    if (sig == m->sig)
+        return 0;
+    if ((rc = pps_run_follow_fetch(m->follow, 0, NULL, err)) < 0)
+        return rc;
+    if ((rc = pps__tui_model_apply(m, sig, err)) < 0)
+        return rc;
+    return 1;
 }
 
 /* Folds one file's size and modification time into h (FNV-1a over the numbers). */

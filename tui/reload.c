@@ -1,12 +1,13 @@
 /*
- * reload.c - live runs re-read on a thread of their own, so that the view answers keys at once
- * even while a big run is being loaded again.
+ * reload.c - live runs read on a thread of their own, so that the view answers keys at once
+ * even while a run grows fast.
  *
- * The thread wakes every delay, compares each run's file signature with the one it last loaded
- * and, when it changed, loads the run (pps_run_load opens the shards read-only: the writer is
- * never blocked). The loaded model waits in a slot until the UI takes it; a newer one replaces
- * one not taken yet (while the view is paused). Models move between the threads whole, under
- * the mutex, and are used by one thread at a time.
+ * The thread wakes every delay, compares each run's file signature with the one it last read
+ * and, when it changed, fetches the new rows through the model's follower (read-only
+ * connections: the writer is never blocked). The rows wait in the follower until the UI takes
+ * them, which only copies them into its run (pps__tui_model_apply); rows fetched while the view is
+ * paused add up there. The follower is used by one thread at a time: the reloader holds a slot's
+ * fetch mutex while it reads, and take only tries it, so the UI never waits for the files.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -17,10 +18,12 @@
 
 struct slot {
     char *path;
-    uint64_t sig; /* of the last model loaded (by the UI at first) */
-    struct pps_tui_model ready;
-    int have_ready;
-    struct pps_err err; /* the last load's failure, until taken */
+    struct pps_run_follow *follow; /* the model's: the UI's model outlives the reloader */
+    pthread_mutex_t fetching;      /* held while the follower is in use */
+    uint64_t sig;                  /* of the files when last fetched (by the UI at first) */
+    uint64_t ready_sig;
+    int have_ready;     /* rows fetched and not applied yet */
+    struct pps_err err; /* the last fetch's failure, until taken */
 };
 
 struct pps__tui_reloader {
@@ -53,26 +56,28 @@ static void *reload_main(void *arg)
         pthread_cond_timedwait(&r->wake, &r->lock, &until);
         for (int m = 0; m < r->n && !r->stop; m++) {
             struct slot *s = &r->slots[m];
-            struct pps_tui_model fresh;
             struct pps_err err = {0, ""};
             uint64_t sig;
             int rc;
 
             pthread_mutex_unlock(&r->lock);
             sig = pps__tui_signature(s->path);
-            rc = sig == s->sig ? 1 : pps__tui_model_load(&fresh, s->path, &err);
+            rc = 1;
+            if (sig != s->sig) {
+                pthread_mutex_lock(&s->fetching);
+                rc = pps_run_follow_fetch(s->follow, 0, NULL, &err);
+                pthread_mutex_unlock(&s->fetching);
+            }
             pthread_mutex_lock(&r->lock);
-            if (rc == 1)
+            if (sig == s->sig)
                 continue;
             if (rc < 0) {
                 s->err = err;
                 continue;
             }
-            if (s->have_ready)
-                pps__tui_model_release(&s->ready);
-            s->ready = fresh;
             s->have_ready = 1;
-            s->sig = fresh.sig;
+            s->ready_sig = sig;
+            s->sig = sig;
         }
     }
     pthread_mutex_unlock(&r->lock);
@@ -87,51 +92,59 @@ int pps__tui_reloader_start(const struct pps_tui *ui, struct pps__tui_reloader *
     *out = NULL;
     if (!r)
         return pps_err_set(err, PPS_ENOMEM, "out of memory");
+    pthread_mutex_init(&r->lock, NULL);
+    pthread_cond_init(&r->wake, NULL);
     r->n = ui->n_models;
     r->delay_s = ui->opts.delay_s;
     for (int m = 0; m < r->n; m++) {
         r->slots[m].sig = ui->models[m].sig;
+        r->slots[m].follow = ui->models[m].follow;
+        pthread_mutex_init(&r->slots[m].fetching, NULL);
         r->slots[m].path = strdup(ui->models[m].path);
         if (!r->slots[m].path) {
             pps__tui_reloader_stop(r);
             return pps_err_set(err, PPS_ENOMEM, "out of memory");
         }
     }
-    pthread_mutex_init(&r->lock, NULL);
-    pthread_cond_init(&r->wake, NULL);
     r->started = pthread_create(&r->thread, NULL, reload_main, r) == 0;
     if (!r->started) {
-        pthread_cond_destroy(&r->wake);
-        pthread_mutex_destroy(&r->lock);
-        for (int m = 0; m < r->n; m++)
-            free(r->slots[m].path);
-        free(r);
+        pps__tui_reloader_stop(r);
         return pps_err_set(err, PPS_EIO, "cannot start the thread that follows the run");
     }
     *out = r;
     return 0;
 }
 
-int pps__tui_reloader_take(struct pps__tui_reloader *r, int m, struct pps_tui_model *fresh,
+int pps__tui_reloader_take(struct pps__tui_reloader *r, int m, struct pps_tui_model *model,
                            struct pps_err *err)
 {
-    int got = 0;
+    struct slot *s;
+    uint64_t sig = 0;
+    int ready = 0, rc;
 
     if (!r || m < 0 || m >= r->n)
         return 0;
+    s = &r->slots[m];
     pthread_mutex_lock(&r->lock);
-    if (r->slots[m].have_ready) {
-        *fresh = r->slots[m].ready;
-        memset(&r->slots[m].ready, 0, sizeof(r->slots[m].ready));
-        r->slots[m].have_ready = 0;
-        got = 1;
-    } else if (r->slots[m].err.code) {
+    if (s->have_ready) {
+        ready = 1;
+        sig = s->ready_sig;
+    } else if (s->err.code) {
         if (err)
-            *err = r->slots[m].err;
-        r->slots[m].err.code = 0;
+            *err = s->err;
+        s->err.code = 0;
     }
     pthread_mutex_unlock(&r->lock);
-    return got;
+    /* A fetch under way: take it next time rather than wait for the files. */
+    if (!ready || pthread_mutex_trylock(&s->fetching) != 0)
+        return 0;
+    pthread_mutex_lock(&r->lock);
+    sig = s->ready_sig; /* a fetch may have ended since */
+    s->have_ready = 0;
+    pthread_mutex_unlock(&r->lock);
+    rc = pps__tui_model_apply(model, sig, err);
+    pthread_mutex_unlock(&s->fetching);
+    return rc < 0 ? 0 : 1;
 }
 
 void pps__tui_reloader_stop(struct pps__tui_reloader *r)
@@ -144,12 +157,11 @@ void pps__tui_reloader_stop(struct pps__tui_reloader *r)
         pthread_cond_signal(&r->wake);
         pthread_mutex_unlock(&r->lock);
         pthread_join(r->thread, NULL);
-        pthread_cond_destroy(&r->wake);
-        pthread_mutex_destroy(&r->lock);
     }
+    pthread_cond_destroy(&r->wake);
+    pthread_mutex_destroy(&r->lock);
     for (int m = 0; m < r->n; m++) {
-        if (r->slots[m].have_ready)
-            pps__tui_model_release(&r->slots[m].ready);
+        pthread_mutex_destroy(&r->slots[m].fetching);
         free(r->slots[m].path);
     }
     free(r);

@@ -186,6 +186,15 @@ struct pps_tui_col {
 
 int pps_tui_index_build(const struct pps_run *run, struct pps_tui_index **out, struct pps_err *err);
 void pps_tui_index_free(struct pps_tui_index *ix);
+/*
+ * Brings *ix up to date with run after spans were added to it. When moved is 0 (the spans that
+ * were indexed kept their positions: new ones went to the ends of their stages) and lanes are
+ * one per stage, the new spans are appended to the tracks, costing only them; otherwise *ix is
+ * rebuilt (and replaced). 0, or PPS_ENOMEM: then *ix is freed and NULL (it would point into
+ * spans the run has moved), which the view shows as a run without lanes.
+ */
+int pps_tui_index_update(struct pps_tui_index **ix, const struct pps_run *run, int moved,
+                         struct pps_err *err);
 int pps_tui_index_lanes(const struct pps_tui_index *ix);
 /* The stage and chunk lane shows (chunk 0 when the run is not interleaved). */
 void pps_tui_index_lane_id(const struct pps_tui_index *ix, int lane, int *stage, int *chunk);
@@ -275,6 +284,9 @@ struct pps_tui_model {
     struct pps_tui_index *index;
     uint64_t sig;  /* the run's files' sizes and times when loaded: a change means new spans */
     double load_s; /* seconds the last load took (run, report, flags, index) */
+    struct pps_run_follow *follow; /* reads what is added to the run, and only that */
+    double rep_at, rep_s;          /* when the report was last made, and what it cost (s) */
+    size_t rep_spans;              /* the run's spans when it was made */
 };
 
 struct pps_tui_opts {

@@ -11,6 +11,13 @@
 /* Loads path into m (fresh or released): run, report, flags, index and the files' signature. */
 int pps__tui_model_load(struct pps_tui_model *m, const char *path, struct pps_err *err);
 void pps__tui_model_release(struct pps_tui_model *m);
+/* Reads what was added to m's run since it was loaded or last updated (when its files' signature
+ * changed) and updates the index, and the report when it is due: 1 when something was read, 0
+ * when nothing changed, or an error (what was on screen stays usable). */
+int pps__tui_model_update(struct pps_tui_model *m, struct pps_err *err);
+/* The second half of an update, after m->follow was fetched (by the reloader's thread): moves the
+ * rows into the run, updates the index and, when due, the report; sig becomes m->sig. */
+int pps__tui_model_apply(struct pps_tui_model *m, uint64_t sig, struct pps_err *err);
 /* Sizes and modification times of a run's files (the shards and their WALs), folded into one
  * number: it changes when a writer commits. 0 when nothing can be read. */
 uint64_t pps__tui_signature(const char *path);
@@ -45,9 +52,11 @@ void pps__tui_follow(struct pps_tui *ui);
 int pps__tui_select_at(struct pps_tui *ui, int model, int lane, int64_t t, int64_t tol);
 /* Moves the selection to the next (dir 1) or previous (-1) op on the cursor's lane. */
 void pps__tui_select_step(struct pps_tui *ui, int dir);
-/* Replaces model m with fresh (which is left empty): the selection is found again, the cursor
- * kept on a lane, and a following view moves to the new end. */
-void pps__tui_adopt(struct pps_tui *ui, int m, struct pps_tui_model *fresh);
+/* The selected op, when it is in model m: 1 and a copy in *out, else 0. */
+int pps__tui_sel_span(const struct pps_tui *ui, int m, struct pps_span *out);
+/* After model m was updated: the selected op old (NULL: none) is found again, the cursor kept on
+ * a lane, and a following view moves to the new end. */
+void pps__tui_updated(struct pps_tui *ui, int m, const struct pps_span *old);
 /* Sets the message shown once in the status line. */
 void pps__tui_say(struct pps_tui *ui, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -71,18 +80,19 @@ void pps__tui_draw_help(struct pps_tui *ui, struct pps_tui_frame *f);
 
 /*
  * A thread that, every delay_s, looks at the runs' files and, when they changed since it last
- * loaded them (or since ui loaded them), loads the run again; the result waits until the UI
- * takes it. The UI's own thread never waits for a load, so keys are handled at once even while
- * a big run is re-read. The loaded runs are handed over whole: each belongs to one thread at a
- * time.
+ * read them (or since ui loaded them), fetches the new rows through the model's follower; they
+ * wait there until the UI takes them, which only copies them into its run. The UI's own thread
+ * never waits for the files, so keys are handled at once. The follower is used by one thread at
+ * a time (a mutex held while fetching, tried by take); the run belongs to the UI thread.
  */
 struct pps__tui_reloader;
 
 int pps__tui_reloader_start(const struct pps_tui *ui, struct pps__tui_reloader **out,
                             struct pps_err *err);
-/* Moves a run loaded since the last call for model m into *fresh: 1, or 0 when there is none
- * (or the last load failed: then err says why, and 0 is returned with err->code set). */
-int pps__tui_reloader_take(struct pps__tui_reloader *r, int m, struct pps_tui_model *fresh,
+/* Applies to model (the view's model m, whose follower the reloader fetches for) what was read
+ * since the last call: 1, or 0 when there is nothing (or a read is under way, or the last one
+ * failed: then err says why, and 0 is returned with err->code set). */
+int pps__tui_reloader_take(struct pps__tui_reloader *r, int m, struct pps_tui_model *model,
                            struct pps_err *err);
 /* Stops the thread (waiting for a load in progress) and frees what was not taken. NULL: no-op. */
 void pps__tui_reloader_stop(struct pps__tui_reloader *r);

@@ -247,19 +247,22 @@ static void reselect(struct pps_tui *ui, const struct pps_span *old)
     }
 }
 
-void pps__tui_adopt(struct pps_tui *ui, int m, struct pps_tui_model *fresh)
+int pps__tui_sel_span(const struct pps_tui *ui, int m, struct pps_span *out)
 {
-    struct pps_span old;
-    int had_sel = ui->sel.valid && ui->sel.model == m;
+    if (!ui->sel.valid || ui->sel.model != m || !ui->models[m].index ||
+        ui->sel.lane >= pps_tui_index_lanes(ui->models[m].index))
+        return 0;
+    *out = *pps_tui_index_span(ui->models[m].index, ui->sel.lane, ui->sel.pos);
+    return 1;
+}
+
+void pps__tui_updated(struct pps_tui *ui, int m, const struct pps_span *old)
+{
     int lanes;
 
-    if (had_sel)
-        old = *pps_tui_index_span(ui->models[m].index, ui->sel.lane, ui->sel.pos);
-    pps__tui_model_release(&ui->models[m]);
-    ui->models[m] = *fresh;
-    memset(fresh, 0, sizeof(*fresh));
-    if (had_sel)
-        reselect(ui, &old);
+    (void)m;
+    if (old)
+        reselect(ui, old);
     lanes = pps__tui_lanes(ui, 0) + pps__tui_lanes(ui, 1);
     if (ui->cursor >= lanes)
         ui->cursor = lanes > 0 ? lanes - 1 : 0;
@@ -274,15 +277,15 @@ int pps_tui_refresh(struct pps_tui *ui, struct pps_err *err)
     if (ui->paused)
         return 0;
     for (int m = 0; m < ui->n_models; m++) {
-        struct pps_tui_model fresh;
-        int rc;
+        struct pps_span old;
+        int had_sel = pps__tui_sel_span(ui, m, &old);
+        int rc = pps__tui_model_update(&ui->models[m], err);
 
-        if (pps__tui_signature(ui->models[m].path) == ui->models[m].sig)
-            continue;
-        rc = pps__tui_model_load(&fresh, ui->models[m].path, err);
         if (rc < 0)
             return rc;
-        pps__tui_adopt(ui, m, &fresh);
+        if (rc == 0)
+            continue;
+        pps__tui_updated(ui, m, had_sel ? &old : NULL);
         changed = 1;
     }
     return changed;
