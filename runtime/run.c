@@ -206,6 +206,10 @@ int pps_run(const struct pps_run_config *c, struct pps_run_result *res, struct p
 
 void pps_run_result_release(struct pps_run_result *res)
 {
+    if (res->mpi_finalize) {
+        pps__run_mpi_finalize();
+        res->mpi_finalize = 0;
+    }
     for (int i = 0; i < PPS_RUN_MAX_SCHEDULES; i++) {
         free(res->outcomes[i].params);
         res->outcomes[i].params = NULL;

@@ -125,11 +125,14 @@ struct pps_run_result {
     int n;     /* schedules run */
     struct pps_run_outcome outcomes[PPS_RUN_MAX_SCHEDULES];
     char transport[16]; /* "threads" or "mpi" */
+    int mpi_finalize;   /* pps_run started MPI: pps_run_result_release() finalises it */
 };
 
 /* Runs every schedule of c in turn (see above). res is filled as far as the run got; release it
- * with pps_run_result_release() in every case. An OUT that exists and is not an empty directory is
- * PPS_EINVAL: a run is never overwritten. */
+ * with pps_run_result_release() in every case, after printing what rank 0 has to say: when pps_run
+ * started MPI, the release waits for every rank and finalises MPI, so no rank exits (and has the
+ * launcher kill the job) before rank 0's message is out. An OUT that exists and is not an empty
+ * directory is PPS_EINVAL: a run is never overwritten. */
 int pps_run(const struct pps_run_config *c, struct pps_run_result *res, struct pps_err *err);
 void pps_run_result_release(struct pps_run_result *res);
 

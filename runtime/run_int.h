@@ -68,6 +68,8 @@ int pps__run_out_check(const char *out, struct pps_err *err);
 int pps__run_threads(const struct pps_run_config *c, struct pps_run_result *res,
                      struct pps_err *err);
 int pps__run_mpi(const struct pps_run_config *c, struct pps_run_result *res, struct pps_err *err);
+/* Every rank meets, then MPI is finalised (a no-op without MPI). */
+void pps__run_mpi_finalize(void);
 
 /* The world size a launcher (mpirun, srun) gave this process, 1 without one. */
 int pps__run_launched_world(void);

@@ -252,9 +252,17 @@ int pps__run_mpi(const struct pps_run_config *c, struct pps_run_result *res, str
         res->n = i + 1;
     }
 out:
-    if (we_did)
-        MPI_Finalize();
+    res->mpi_finalize = we_did;
     return rc;
+}
+
+void pps__run_mpi_finalize(void)
+{
+    int up = 0, down = 0;
+    if (MPI_Initialized(&up) != MPI_SUCCESS || !up || MPI_Finalized(&down) != MPI_SUCCESS || down)
+        return;
+    (void)MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Finalize();
 }
 
 #else /* !PPS_HAVE_MPI */
@@ -266,4 +274,7 @@ int pps__run_mpi(const struct pps_run_config *c, struct pps_run_result *res, str
                        "-DPPS_WITH_MPI=ON and an MPI installed)");
 }
 
+void pps__run_mpi_finalize(void)
+{
+}
 #endif
