@@ -69,8 +69,15 @@ struct pps_report {
     struct pps_iter_stats *iters;
     int n_stages;
     struct pps_stage_stats *total; /* per stage, summed over iterations (idle_frac over sum) */
-    double total_window_ns;        /* sum of the iterations' windows */
+    double total_window_ns;        /* from the first window's start to the last one's end */
     double bubble;                 /* mean of the iterations' bubbles; NaN with no iteration */
+    /* Iterations 1..N-1 back to back, as the simulator's steady state: their period (last end
+     * of iteration N-1 minus last end of iteration 0, over N-1) and 1 - busy / (stages *
+     * that time). What post-validated runs, whose iterations overlap, are judged by. NaN with
+     * fewer than two iterations. */
+    double steady_period_ns;
+    double steady_bubble;
+    int postval; /* the run's optimizer was post-validated (meta optimizer=postval) */
 
     double bubble_quoted; /* (p-1)/m; NaN when p or m is unknown */
     double bubble_exact;  /* (p-1)/(v*m+p-1); NaN when p or m is unknown */

@@ -128,19 +128,21 @@ static void measure_stage(const struct stage_index *ix, int64_t t0, int64_t t1,
 }
 
 /*
- * The distinct iteration labels of run, sorted, into *out (NULL when there are none), and how
- * many spans carry none.
- */
-/*
- * Whether a span's kind marks out its iteration's window: the pipeline's own work and
- * communication. Named ranges (an NVTX range around the whole program) and device spans (CUPTI
- * records that may arrive late) are measured inside windows but never stretch them.
+ * Whether a span's kind marks out its iteration's window: the work itself (F, B, W, BW, the
+ * optimizer). Waits and receives do not: under post-validation a stage starts waiting for the
+ * next iteration's input as soon as it is done with this one, and a window opened by that wait
+ * would overlap the previous iteration's. Named ranges and device spans (CUPTI records may
+ * arrive late) never stretch a window either; all of them are measured inside the windows.
  */
 static int defines_window(int kind)
 {
-    return kind != PPS_SPAN_RANGE && kind != PPS_SPAN_KERNEL && kind != PPS_SPAN_MEMCPY;
+    return pps_span_kind_is_compute(kind);
 }
 
+/*
+ * The distinct iteration labels of run, sorted, into *out (NULL when there are none), and how
+ * many spans carry none.
+ */
 static int collect_iters(const struct pps_run *run, int32_t **out, int *n_out, size_t *n_unlabelled,
                          struct pps_err *err)
 {
@@ -223,32 +225,97 @@ static void measure_iters(const struct pps_run *run, const struct stage_index *i
     }
 }
 
-/* Per-stage totals over the iterations, and the run's bubble as the mean of theirs. */
-static void sum_iters(struct pps_report *rep)
+/*
+ * The steady state, as the simulator defines it: iterations 1..N-1 back to back take
+ * end(N-1) - end(0), where end(i) is the last end of a compute span of iteration i; the stages
+ * are busy for their compute spans of those iterations; the bubble is 1 - busy / (stages * that
+ * time). Unlike the mean of the iterations' bubbles, this counts each idle moment once when
+ * iterations overlap (post-validation). NaN with fewer than two iterations.
+ */
+static void steady_state(const struct pps_run *run, const int32_t *labels, struct pps_report *rep)
+{
+    int n = rep->n_iters;
+    int64_t end0 = INT64_MIN, endn = INT64_MIN;
+    double busy = 0, elapsed;
+
+    rep->steady_bubble = NAN;
+    rep->steady_period_ns = NAN;
+    if (n < 2 || rep->n_stages < 1)
+        return;
+    for (int s = 0; s < rep->n_stages; s++) {
+        for (size_t i = 0; i < run->stages[s].n; i++) {
+            const struct pps_span *sp = &run->stages[s].spans[i];
+            if (!pps_span_kind_is_compute(sp->kind) || sp->iter < labels[0])
+                continue;
+            if (sp->iter == labels[0] && sp->end_ns > end0)
+                end0 = sp->end_ns;
+            if (sp->iter == labels[n - 1] && sp->end_ns > endn)
+                endn = sp->end_ns;
+            if (sp->iter > labels[0] && sp->iter <= labels[n - 1])
+                busy += (double)(sp->end_ns - sp->start_ns);
+        }
+    }
+    if (end0 == INT64_MIN || endn <= end0)
+        return;
+    elapsed = (double)(endn - end0);
+    rep->steady_period_ns = elapsed / (n - 1);
+    rep->steady_bubble = 1 - busy / (rep->n_stages * elapsed);
+}
+
+/* Adds b's measured times into a. */
+static void add_stats(struct pps_stage_stats *a, const struct pps_stage_stats *b)
+{
+    for (int k = 0; k < PPS_SPAN_KIND_COUNT; k++)
+        a->busy_ns[k] += b->busy_ns[k];
+    a->compute_ns += b->compute_ns;
+    a->idle_ns += b->idle_ns;
+    a->wait_ns += b->wait_ns;
+}
+
+/*
+ * Per-stage totals over the union of the iterations' windows: windows that overlap
+ * (post-validation) are merged first, so their common time counts once; time between windows
+ * counts for none. The run's bubble is the mean of the iterations'.
+ */
+static void sum_iters(const struct stage_index *ix, struct pps_report *rep)
 {
     double bubble_sum = 0;
     int n_windows = 0;
+    int64_t u0 = 0, u1 = 0;
 
     for (int it = 0; it < rep->n_iters; it++) {
         const struct pps_iter_stats *is = &rep->iters[it];
 
-        rep->total_window_ns += is->window_ns;
-        if (is->window_ns > 0) {
-            bubble_sum += is->bubble;
-            n_windows++;
+        for (int s = 0; s < rep->n_stages; s++)
+            for (int k = 0; k < PPS_SPAN_KIND_COUNT; k++)
+                rep->total[s].n_ops[k] += is->stages[s].n_ops[k];
+        if (!(is->window_ns > 0))
+            continue;
+        bubble_sum += is->bubble;
+        /* Windows come in iteration order, which is time order up to overlaps. */
+        if (n_windows++ == 0 || is->t0 > u1) {
+            if (n_windows > 1)
+                for (int s = 0; s < rep->n_stages; s++) {
+                    struct pps_stage_stats x = {0};
+                    measure_stage(&ix[s], u0, u1, &x);
+                    add_stats(&rep->total[s], &x);
+                }
+            if (n_windows > 1)
+                rep->total_window_ns += (double)(u1 - u0);
+            u0 = is->t0;
+            u1 = is->t1;
+        } else {
+            u0 = min64(u0, is->t0);
+            u1 = max64(u1, is->t1);
         }
+    }
+    if (n_windows) {
         for (int s = 0; s < rep->n_stages; s++) {
-            struct pps_stage_stats *t = &rep->total[s];
-            const struct pps_stage_stats *x = &is->stages[s];
-
-            for (int k = 0; k < PPS_SPAN_KIND_COUNT; k++) {
-                t->busy_ns[k] += x->busy_ns[k];
-                t->n_ops[k] += x->n_ops[k];
-            }
-            t->compute_ns += x->compute_ns;
-            t->idle_ns += x->idle_ns;
-            t->wait_ns += x->wait_ns;
+            struct pps_stage_stats x = {0};
+            measure_stage(&ix[s], u0, u1, &x);
+            add_stats(&rep->total[s], &x);
         }
+        rep->total_window_ns += (double)(u1 - u0);
     }
     for (int s = 0; s < rep->n_stages; s++)
         rep->total[s].idle_frac =
@@ -269,6 +336,12 @@ static int report_init(const struct pps_run *run, int n_iters, const int32_t *la
         if (run->metrics[i].dropped > 0)
             rep->dropped += run->metrics[i].dropped;
     rep->bubble = NAN;
+    rep->steady_bubble = NAN;
+    rep->steady_period_ns = NAN;
+    {
+        const char *opt = pps_run_meta(run, "optimizer");
+        rep->postval = opt && !strcmp(opt, "postval");
+    }
     rep->bubble_quoted = NAN;
     rep->bubble_exact = NAN;
     if (rep->p >= 1 && rep->m >= 1) {
@@ -337,7 +410,8 @@ int pps_analysis_report(const struct pps_run *run, struct pps_report **out, stru
         }
     }
     measure_iters(run, ix, labels, rep);
-    sum_iters(rep);
+    sum_iters(ix, rep);
+    steady_state(run, labels, rep);
 
     ret = pps__analysis_costs(run, rep, err);
     if (ret < 0)

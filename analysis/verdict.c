@@ -3,7 +3,8 @@
  *
  * The prediction already runs the schedule with each stage's own mean op costs, so a measured
  * bubble well above it is time the schedule does not account for: microbatches or stages that
- * ran slower than their mean, communication, or stalls.
+ * ran slower than their mean, communication, or stalls. A post-validated run is judged by its
+ * steady state (iterations back to back) against the simulator's.
  */
 #include <math.h>
 #include <stdio.h>
@@ -25,7 +26,11 @@ int pps_report_verdict(const struct pps_report *rep, char *buf, size_t len)
             snprintf(buf, len, "no prediction to compare with: %s", rep->prediction_note);
         return PPS_VERDICT_NONE;
     }
-    diff = rep->bubble - rep->pred.bubble;
+    /* Post-validated iterations overlap: judge them by the steady state, as they ran. */
+    if (rep->postval && !isnan(rep->steady_bubble))
+        diff = rep->steady_bubble - rep->pred.steady_bubble;
+    else
+        diff = rep->bubble - rep->pred.bubble;
     if (diff > PPS_VERDICT_MARGIN) {
         verdict = PPS_VERDICT_ABOVE;
         if (len)

@@ -145,6 +145,14 @@ static void print_bubble(FILE *f, const struct pps_run *run, const struct pps_re
     if (rep->n_iters > 1)
         fprintf(f, " (iterations: %.1f%% to %.1f%%)", 100 * lo, 100 * hi);
     fprintf(f, "\n");
+    if (!isnan(rep->steady_bubble)) {
+        print_pct(f, "steady    measured", rep->steady_bubble);
+        if (rep->have_prediction)
+            print_pct(f, "   predicted", rep->pred.steady_bubble);
+        fprintf(f, "   (iterations 1..%d back to back, period %.3f %s)%s\n", rep->n_iters - 1,
+                rep->steady_period_ns / u.ns, u.name,
+                rep->postval ? ": post-validated, the figure to judge" : "");
+    }
     print_pct(f, "theory    (p-1)/m", rep->bubble_quoted);
     print_pct(f, rep->v > 1 ? "   (p-1)/(v*m+p-1)" : "   (p-1)/(m+p-1)", rep->bubble_exact);
     fprintf(f, "\n");
@@ -266,6 +274,9 @@ static void print_json(FILE *f, const struct pps_run *run, const struct pps_repo
     pps_json_int(&j, "n_iterations", rep->n_iters);
     pps_json_int(&j, "unlabelled_spans", (int64_t)rep->n_unlabelled);
     pps_json_double(&j, "bubble", rep->bubble);
+    pps_json_double(&j, "steady_bubble", rep->steady_bubble);
+    pps_json_double(&j, "steady_period_ns", rep->steady_period_ns);
+    pps_json_bool(&j, "postval", rep->postval);
     pps_json_double(&j, "bubble_quoted", rep->bubble_quoted);
     pps_json_double(&j, "bubble_exact", rep->bubble_exact);
     json_prediction(&j, rep);

@@ -41,41 +41,6 @@ static void fmt_pct(char *buf, size_t len, double x)
         snprintf(buf, len, "%.1f%%", 100 * x);
 }
 
-/*
- * The steady state, as the simulator defines it: iterations 1..N-1 back to back take
- * end(N-1) - end(0), where end(i) is the last end of a span of iteration i; the stages are busy
- * for their compute spans of those iterations; the bubble is 1 - busy / (stages * that time).
- * Unlike the mean of the iterations' bubbles, this counts each idle moment once when the
- * iterations' windows overlap (post-validation). Sets *period_ns too; NaN with fewer than two
- * iterations.
- */
-static double steady_bubble(const struct pps_run *run, double *period_ns)
-{
-    int n = run->n_iters;
-    int64_t end0 = INT64_MIN, endn = INT64_MIN;
-    double busy = 0, elapsed;
-
-    *period_ns = NAN;
-    if (n < 2 || run->n_stages < 1)
-        return NAN;
-    for (int s = 0; s < run->n_stages; s++) {
-        for (size_t i = 0; i < run->stages[s].n; i++) {
-            const struct pps_span *sp = &run->stages[s].spans[i];
-            if (sp->iter == 0 && sp->end_ns > end0)
-                end0 = sp->end_ns;
-            if (sp->iter == n - 1 && sp->end_ns > endn)
-                endn = sp->end_ns;
-            if (sp->iter >= 1 && pps_span_kind_is_compute(sp->kind))
-                busy += (double)(sp->end_ns - sp->start_ns);
-        }
-    }
-    if (end0 == INT64_MIN || endn <= end0)
-        return NAN;
-    elapsed = (double)(endn - end0);
-    *period_ns = elapsed / (n - 1);
-    return 1 - busy / (run->n_stages * elapsed);
-}
-
 /* The row of a written run; 0, or -1 with the reason on stderr. */
 static int read_row(const struct pps_run_outcome *o, int postval, struct row *r)
 {
@@ -90,7 +55,8 @@ static int read_row(const struct pps_run_outcome *o, int postval, struct row *r)
         goto out;
     }
     r->bubble = rep->bubble;
-    r->steady = steady_bubble(run, &r->iter_ns);
+    r->steady = rep->steady_bubble;
+    r->iter_ns = rep->steady_period_ns;
     if (isnan(r->iter_ns) && rep->n_iters > 0)
         r->iter_ns = (double)(run->t_max - run->t_min) / rep->n_iters;
     if (rep->have_prediction) {

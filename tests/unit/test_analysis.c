@@ -451,6 +451,34 @@ static void test_ranges_and_device_spans_do_not_stretch_windows(void)
     run_free(r);
 }
 
+/* Regression: post-validated iterations overlap; the run's totals count the common time once,
+ * and a wait for the next iteration's input does not open its window early. */
+static void test_overlapping_iterations_count_once(void)
+{
+    struct pps_run *r = run_new(2, NULL, 0, 0, 0);
+    struct pps_report *rep;
+
+    run_add(r, 0, PPS_SPAN_F, 0, 0, 0, 10);
+    run_add(r, 1, PPS_SPAN_W, 0, 0, 15, 25);
+    run_add(r, 0, PPS_SPAN_F, 1, 0, 12, 20);
+    run_add(r, 1, PPS_SPAN_WAIT, 1, 0, 3, 14); /* waits for iteration 1 from early on */
+    run_add(r, 1, PPS_SPAN_F, 1, 0, 26, 30);
+    span_sort(r);
+    rep = report_of(r);
+    if (rep) {
+        CHECK_EQ_INT(rep->iters[1].t0, 12); /* not 3: the wait opens no window */
+        CHECK_NEAR(rep->total_window_ns, 30, 0);
+        CHECK_NEAR(rep->total[0].busy_ns[PPS_SPAN_F], 18, 0); /* not 26 */
+        CHECK_NEAR(rep->total[1].busy_ns[PPS_SPAN_W], 10, 0);
+        CHECK_NEAR(rep->total[1].idle_ns, 30 - 14, 0);
+        /* Steady state: iteration 1 ends at 30, iteration 0 at 25; busy in iteration 1 is 12. */
+        CHECK_NEAR(rep->steady_period_ns, 5, 0);
+        CHECK_NEAR(rep->steady_bubble, 1 - 12.0 / (2 * 5), 1e-12);
+    }
+    pps_report_free(rep);
+    run_free(r);
+}
+
 static void test_unlabelled_spans_open_no_window(void)
 {
     struct pps_run *r = run_new(2, NULL, 0, 0, 0);
@@ -801,6 +829,7 @@ static const struct test_case cases[] = {
     TEST(test_two_stages_quarter_bubble),
     TEST(test_overlapping_spans_not_double_counted),
     TEST(test_unlabelled_spans_open_no_window),
+    TEST(test_overlapping_iterations_count_once),
     TEST(test_ranges_and_device_spans_do_not_stretch_windows),
     TEST(test_long_early_span_reaches_later_window),
     TEST(test_wait_and_communication_are_idle),
