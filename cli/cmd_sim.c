@@ -161,8 +161,14 @@ static int parse_args(struct sim_opts *o, int argc, char **argv)
                   : c == OPT_TOPT  ? &o->topt
                                    : &o->unit_ns;
             if (pps_parse_double(optarg, 0, 1e12, dst))
-                return pps_cli_usage_error("sim", "%s needs a number >= 0, got '%s'",
-                                           argv[optind - 1], optarg);
+                return pps_cli_usage_error("sim", "--%s needs a number from 0 to 1e12, got '%s'",
+                                           c == OPT_TF      ? "tf"
+                                           : c == OPT_TB    ? "tb"
+                                           : c == OPT_TW    ? "tw"
+                                           : c == OPT_TCOMM ? "tcomm"
+                                           : c == OPT_TOPT  ? "topt"
+                                                            : "unit-ns",
+                                           optarg);
             break;
         case OPT_WMEM:
             if (pps_parse_double(optarg, 0, 1, &o->w_mem))
@@ -443,6 +449,10 @@ int pps_cmd_sim(int argc, char **argv)
             text_case(stdout, &o, &cases[k]);
         if (n > 1)
             text_compare(stdout, cases, n);
+    }
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "ppscope sim: could not write the output\n");
+        exit_code = PPS_EXIT_FAIL;
     }
     goto out;
 fail:

@@ -53,6 +53,14 @@ int pps_sim_write_trace(const char *dir, const struct pps_schedule *sc,
     int rc;
     if (!buf)
         return pps_err_set(err, PPS_ENOMEM, "out of memory");
+    /* Nanoseconds are int64 in the store: refuse a trace whose times would not fit. */
+    if (!((double)iters * res->makespan * unit_ns < 4.6e18)) {
+        free(buf);
+        return pps_err_set(err, PPS_EINVAL,
+                           "%s: %d iterations of %g units at %g ns per unit do not fit in the "
+                           "trace's 64-bit nanoseconds (use a smaller --unit-ns)",
+                           dir, iters, res->makespan, unit_ns);
+    }
     rc = pps_store_writer_open(dir, 0, &w, err);
     if (!rc)
         rc = write_meta(w, sc, c, unit_ns, err);

@@ -54,8 +54,7 @@ struct pps_compute_ops {
      * how many are not finite. step applies AdamW with the gradients scaled by grad_scale (the
      * clipping factor, 1 for none) as optimizer step number step (from 1). */
     int (*zero_grads)(struct pps_compute *c, struct pps_err *err);
-    int (*grad_stats)(struct pps_compute *c, double *sumsq, size_t *nonfinite,
-                      struct pps_err *err);
+    int (*grad_stats)(struct pps_compute *c, double *sumsq, size_t *nonfinite, struct pps_err *err);
     int (*step)(struct pps_compute *c, double grad_scale, long step, struct pps_err *err);
     /* Post-validation: save exactly what step changes (parameters, moments) before it, and put
      * it back bitwise on a failed validation. */

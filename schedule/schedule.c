@@ -39,6 +39,8 @@ const char *pps_op_name(int op)
 #define MAX_P 4096
 #define MAX_M (1 << 20)
 #define MAX_V 64
+/* The most (microbatch, virtual stage) pairs: ~12M actions, a few hundred MB simulated. */
+#define MAX_CELLS (1L << 22)
 
 int pps_schedule_check_params(int kind, int p, int m, int v, struct pps_err *err)
 {
@@ -56,6 +58,11 @@ int pps_schedule_check_params(int kind, int p, int m, int v, struct pps_err *err
                            "%s runs one model chunk per stage (v=1); got v=%d (only interleaved "
                            "takes v > 1)",
                            name, v);
+    if ((long)p * m * (v > 0 ? v : 1) > MAX_CELLS)
+        return pps_err_set(err, PPS_EINVAL,
+                           "%s with p=%d, m=%d, v=%d is %ld microbatch-stage pairs, more than the "
+                           "%ld ppscope schedules",
+                           name, p, m, v, (long)p * m * (v > 0 ? v : 1), MAX_CELLS);
     if (kind == PPS_SCHED_INTERLEAVED) {
         if (v < 1 || v > MAX_V)
             return pps_err_set(err, PPS_EINVAL, "interleaved needs 1 <= v <= %d chunks, got v=%d",
