@@ -144,8 +144,9 @@ int pps_tui_interactive(const char *path_a, const char *path_b, const struct pps
 
     setlocale(LC_ALL, "");
     pps_tui_init(&ui, opts);
-    /* Load before the screen starts, so a bad run is reported on a normal terminal. */
-    rc = pps_tui_open(&ui, path_a, path_b, err);
+    /* Load the first rows before the screen starts, so a bad run is reported on a normal
+     * terminal; the reloader reads the rest while the first frames are up. */
+    rc = pps_tui_open_progressive(&ui, path_a, path_b, 0, err);
     if (rc < 0)
         return rc;
     if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {

@@ -216,11 +216,18 @@ static void draw_header(struct pps_tui *ui, struct pps_tui_frame *f)
     } else {
         const struct pps_tui_model *m = &ui->models[0];
         const struct pps_report *rep = m->rep;
-        /* The figures before the path: a long path is what gets cut. */
-        snprintf(text, sizeof(text),
-                 "ppscope view  %s p=%d m=%d v=%d  %d iter%s  bubble %.1f%%  %s", run_name(m),
-                 rep->p, rep->m, rep->v, rep->n_iters, rep->n_iters == 1 ? "" : "s",
-                 isnan(rep->bubble) ? 0.0 : 100 * rep->bubble, m->path);
+        char load[64];
+
+        if (!rep) {
+            /* A progressive open: the figures come with the report, once the run is all in. */
+            pps__tui_loading_text(ui, 0, load, sizeof(load));
+            snprintf(text, sizeof(text), "ppscope view  %s  %s  %s", run_name(m), load, m->path);
+        } else
+            /* The figures before the path: a long path is what gets cut. */
+            snprintf(text, sizeof(text),
+                     "ppscope view  %s p=%d m=%d v=%d  %d iter%s  bubble %.1f%%  %s", run_name(m),
+                     rep->p, rep->m, rep->v, rep->n_iters, rep->n_iters == 1 ? "" : "s",
+                     isnan(rep->bubble) ? 0.0 : 100 * rep->bubble, m->path);
     }
     x = pps_tui_frame_text(f, 0, r.y, r.w - tw - 1, text, PPS_TUI_C_TITLE,
                            PPS_TUI_A_REVERSE | PPS_TUI_A_BOLD);

@@ -72,6 +72,10 @@ static void step_iter(struct pps_tui *ui, int dir)
     int it = pps__tui_iter_at(ui, 0, centre(ui)), to = it + dir;
     int64_t base = ui->models[0].run->t_min, c = base + centre(ui);
 
+    if (it < 0 && !rep) {
+        pps__tui_say(ui, "iterations are known once the run is loaded");
+        return;
+    }
     if (it < 0) {
         pps__tui_say(ui, "this run has no iterations");
         return;
@@ -105,6 +109,10 @@ static void do_fit_iter(struct pps_tui *ui)
 {
     int it = pps__tui_iter_at(ui, 0, centre(ui));
 
+    if (it < 0 && !ui->models[0].rep) {
+        pps__tui_say(ui, "iterations are known once the run is loaded");
+        return;
+    }
     if (it < 0) {
         pps__tui_say(ui, "this run has no iterations");
         return;
@@ -230,6 +238,7 @@ int pps_tui_key(struct pps_tui *ui, int key)
     for (const struct pps_tui_keydef *k = keytab; k->fn; k++)
         for (int i = 0; i < 4 && k->keys[i]; i++)
             if (k->keys[i] == key) {
+                ui->refit = 0; /* the user moves the view from now on */
                 k->fn(ui);
                 return 1;
             }
@@ -291,6 +300,7 @@ void pps_tui_mouse(struct pps_tui *ui, int x, int y, int event)
 
     if (!l->ok || x < l->bars_x || x >= l->bars_x + l->bars_w)
         return;
+    ui->refit = 0;
     t = ui->t0 + (int64_t)((double)(ui->t1 - ui->t0) * ((double)(x - l->bars_x) + 0.5) / l->bars_w);
     if (event == PPS_TUI_MOUSE_WHEEL_UP || event == PPS_TUI_MOUSE_WHEEL_DOWN) {
         ui->message[0] = '\0';

@@ -2,6 +2,10 @@
  * model.c - one run as the view holds it: the loaded run, its report and flags, the timeline
  * index, and a signature of its files that tells a live view when to reload.
  *
+ * A progressive open reads only the first rows before the first frame; the rest arrives as live
+ * rows do, and the report is made once it is all in, on a thread of its own (about a second on
+ * 10M spans) while the UI keeps drawing the run, which does not change until the report is taken.
+ *
  * The run is read through a follower (pps_run_follow_*), which opens shards read-only, in WAL
  * mode, so the writer is never blocked, and later reads only the rows added since: a live view's
  * update costs what was written since the last one. The index grows at its ends; the report,
@@ -11,6 +15,8 @@
  */
 #include <dirent.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -31,8 +37,43 @@ static double now_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* A report made on a thread: it only reads run, which the UI leaves alone until it is taken. */
+struct pps__tui_report_job {
+    pthread_t thread;
+    const struct pps_run *run;
+    struct pps_report *rep;
+    struct pps_flag_list flags;
+    struct pps_err err;
+    int rc;
+    double t0, t1;
+    atomic_int done;
+};
+
+static void *report_main(void *arg)
+{
+    struct pps__tui_report_job *j = arg;
+
+    j->rc = pps_analysis_report(j->run, &j->rep, &j->err);
+    if (j->rc >= 0)
+        j->rc = pps_analysis_flags(j->run, j->rep, &j->flags, &j->err);
+    j->t1 = now_s();
+    atomic_store(&j->done, 1);
+    return NULL;
+}
+
+static void job_free(struct pps__tui_report_job *j)
+{
+    if (!j)
+        return;
+    pthread_join(j->thread, NULL);
+    pps_flag_list_release(&j->flags);
+    pps_report_free(j->rep);
+    free(j);
+}
+
 void pps__tui_model_release(struct pps_tui_model *m)
 {
+    job_free(m->job);
     free(m->path);
     pps_tui_index_free(m->index);
     pps_run_follow_free(m->follow);
@@ -66,10 +107,59 @@ static int make_report(struct pps_tui_model *m, struct pps_err *err)
     return 0;
 }
 
-int pps__tui_model_load(struct pps_tui_model *m, const char *path, struct pps_err *err)
+/* Starts making the report on a thread; where no thread can be had, makes it here. */
+static int start_report(struct pps_tui_model *m, struct pps_err *err)
+{
+    struct pps__tui_report_job *j = calloc(1, sizeof(*j));
+
+    if (!j)
+        return pps_err_set(err, PPS_ENOMEM, "out of memory");
+    j->run = m->run;
+    j->flags = (struct pps_flag_list)PPS_FLAG_LIST_INIT;
+    j->t0 = now_s();
+    atomic_init(&j->done, 0);
+    if (pthread_create(&j->thread, NULL, report_main, j) != 0) {
+        free(j);
+        return make_report(m, err);
+    }
+    m->job = j;
+    return 0;
+}
+
+int pps__tui_model_report_take(struct pps_tui_model *m, int wait, struct pps_err *err)
+{
+    struct pps__tui_report_job *j = m->job;
+    int rc;
+
+    if (!j || (!wait && !atomic_load(&j->done)))
+        return 0;
+    pthread_join(j->thread, NULL);
+    m->job = NULL;
+    rc = j->rc;
+    if (rc >= 0) {
+        pps_flag_list_release(&m->flags);
+        pps_report_free(m->rep);
+        m->rep = j->rep;
+        m->flags = j->flags;
+        m->rep_at = j->t1;
+        m->rep_s = j->t1 - j->t0;
+        m->rep_spans = m->run->n_spans;
+        rc = 1;
+    } else {
+        if (err)
+            *err = j->err;
+        pps_flag_list_release(&j->flags);
+        pps_report_free(j->rep);
+    }
+    free(j);
+    return rc;
+}
+
+int pps__tui_model_load(struct pps_tui_model *m, const char *path, size_t first_rows,
+                        struct pps_err *err)
 {
     double t = now_s();
-    int rc;
+    int rc, more = 0;
 
     memset(m, 0, sizeof(*m));
     m->sig = pps__tui_signature(path);
@@ -79,9 +169,15 @@ int pps__tui_model_load(struct pps_tui_model *m, const char *path, struct pps_er
         goto fail;
     }
     if ((rc = pps_run_follow_open(path, &m->follow, err)) < 0 ||
-        (rc = pps_run_follow_poll(m->follow, &m->run, NULL, err)) < 0)
+        (rc = pps_run_follow_fetch(m->follow, first_rows, NULL, err)) < 0)
         goto fail;
-    if ((rc = make_report(m, err)) < 0)
+    more = rc == 1;
+    if ((rc = pps_run_follow_apply(m->follow, &m->run, NULL, err)) < 0)
+        goto fail;
+    m->loading = more;
+    pps_run_follow_progress(m->follow, &m->load_read, &m->load_total);
+    /* The report costs the whole run: it waits until the whole run is in. */
+    if (!m->loading && (rc = make_report(m, err)) < 0)
         goto fail;
     if ((rc = pps_tui_index_build(m->run, &m->index, err)) < 0)
         goto fail;
@@ -92,18 +188,28 @@ fail:
     return rc;
 }
 
-int pps__tui_model_apply(struct pps_tui_model *m, uint64_t sig, struct pps_err *err)
+int pps__tui_model_apply(struct pps_tui_model *m, uint64_t sig, int more, struct pps_err *err)
 {
     double t = now_s();
-    int rc, moved;
+    int rc, moved, loaded;
 
+    /* A report being made reads the run: it is taken before the run changes. */
+    if (m->job && (rc = pps__tui_model_report_take(m, 1, err)) < 0)
+        return rc;
     if ((moved = pps_run_follow_apply(m->follow, &m->run, NULL, err)) < 0)
         return moved;
     m->sig = sig;
+    loaded = m->loading && !more;
+    m->loading = m->loading && more;
+    pps_run_follow_progress(m->follow, &m->load_read, &m->load_total);
     if ((rc = pps_tui_index_update(&m->index, m->run, moved, err)) < 0)
         return rc;
-    if (m->run->n_spans != m->rep_spans && (m->run->complete || m->rep_s < REPORT_CHEAP_S ||
-                                            m->rep_s <= REPORT_SHARE * (now_s() - m->rep_at)))
+    if (loaded) {
+        if ((rc = start_report(m, err)) < 0)
+            return rc;
+    } else if (!m->loading && m->run->n_spans != m->rep_spans &&
+               (m->run->complete || !m->rep || m->rep_s < REPORT_CHEAP_S ||
+                m->rep_s <= REPORT_SHARE * (now_s() - m->rep_at)))
         if ((rc = make_report(m, err)) < 0)
             return rc;
     m->load_s = now_s() - t;
@@ -115,11 +221,14 @@ int pps__tui_model_update(struct pps_tui_model *m, struct pps_err *err)
     uint64_t sig = pps__tui_signature(m->path);
     int rc;
 
-    if (sig == m->sig)
+    if (sig == m->sig && !m->loading)
         return 0;
     if ((rc = pps_run_follow_fetch(m->follow, 0, NULL, err)) < 0)
         return rc;
-    if ((rc = pps__tui_model_apply(m, sig, err)) < 0)
+    if ((rc = pps__tui_model_apply(m, sig, 0, err)) < 0)
+        return rc;
+    /* Refreshing is synchronous: the report too. */
+    if ((rc = pps__tui_model_report_take(m, 1, err)) < 0)
         return rc;
     return 1;
 }

@@ -376,12 +376,33 @@ static void draw_delta(struct pps_tui *ui, struct pps_tui_frame *f, struct pps_t
     }
 }
 
+/* A run still loading (progressive open) has no report yet: the pane says how far it is. Returns
+ * 1 when it drew that. */
+static int draw_loading(struct pps_tui *ui, struct pps_tui_frame *f, struct pps_tui_rect r,
+                        int pane)
+{
+    int m = pane == PPS_TUI_PANE_DELTA ? (ui->models[0].rep ? 1 : 0) : pane_model(ui);
+    const struct pps_tui_model *md = &ui->models[m];
+    char text[64], line[200];
+
+    if (md->rep || r.h < 2)
+        return md->rep == NULL;
+    pps__tui_loading_text(ui, m, text, sizeof(text));
+    snprintf(line, sizeof(line), "%s%s  (%lld of %lld spans read; the %s come when all are in)",
+             ui->n_models > 1 ? (m ? "run B " : "run A ") : "", text, (long long)md->load_read,
+             (long long)md->load_total, pane == PPS_TUI_PANE_FLAGS ? "flags" : "figures");
+    pps__tui_wrap(f, r.x + 1, r.y + 1, r.w - 2, r.h - 1, line, PPS_TUI_C_DIM, 0);
+    return 1;
+}
+
 void pps__tui_draw_pane(struct pps_tui *ui, struct pps_tui_frame *f, struct pps_tui_rect r,
                         int pane)
 {
     if (r.w < 4 || r.h < 1)
         return;
     draw_title(ui, f, r, pane);
+    if (draw_loading(ui, f, r, pane))
+        return;
     if (pane == PPS_TUI_PANE_STATS)
         draw_stats(ui, f, r);
     else if (pane == PPS_TUI_PANE_FLAGS)

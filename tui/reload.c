@@ -6,8 +6,10 @@
  * and, when it changed, fetches the new rows through the model's follower (read-only
  * connections: the writer is never blocked). The rows wait in the follower until the UI takes
  * them, which only copies them into its run (pps__tui_model_apply); rows fetched while the view is
- * paused add up there. The follower is used by one thread at a time: the reloader holds a slot's
- * fetch mutex while it reads, and take only tries it, so the UI never waits for the files.
+ * paused add up there. A run still loading after a progressive open is read a chunk at a time,
+ * the next as soon as the UI took the last, without waiting for the delay. The follower is used by
+ * one thread at a time: the reloader holds a slot's fetch mutex while it reads, and take only tries
+ * it, so the UI never waits for the files.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -16,6 +18,10 @@
 
 #include "tui_int.h"
 
+/* Spans a loading run is read by at a time: each chunk is applied by the UI between keys, so it
+ * is what one apply may cost the UI (tens of ms); and the progress moves by it. */
+#define LOAD_CHUNK 500000
+
 struct slot {
     char *path;
     struct pps_run_follow *follow; /* the model's: the UI's model outlives the reloader */
@@ -23,6 +29,8 @@ struct slot {
     uint64_t sig;                  /* of the files when last fetched (by the UI at first) */
     uint64_t ready_sig;
     int have_ready;     /* rows fetched and not applied yet */
+    int loading;        /* the rest of a progressive open is still to be read */
+    int ready_more;     /* what is ready stopped at LOAD_CHUNK: more of the open to come */
     struct pps_err err; /* the last fetch's failure, until taken */
 };
 
@@ -36,6 +44,42 @@ struct pps__tui_reloader {
     int n;
     struct slot slots[2];
 };
+
+/* Whether a slot has a chunk of its open to read now: the thread then does not sleep. */
+static int loading_due(const struct pps__tui_reloader *r)
+{
+    for (int m = 0; m < r->n; m++)
+        if (r->slots[m].loading && !r->slots[m].have_ready && !r->slots[m].err.code)
+            return 1;
+    return 0;
+}
+
+/* Reads the next chunk of a loading slot; r->lock is held on entry and on return. */
+static void load_chunk(struct pps__tui_reloader *r, struct slot *s)
+{
+    struct pps_err err = {0, ""};
+    uint64_t sig;
+    int rc;
+
+    pthread_mutex_unlock(&r->lock);
+    /* The signature before the read: a commit after it is seen by the next look. */
+    sig = pps__tui_signature(s->path);
+    pthread_mutex_lock(&s->fetching);
+    rc = pps_run_follow_fetch(s->follow, LOAD_CHUNK, NULL, &err);
+    pthread_mutex_unlock(&s->fetching);
+    pthread_mutex_lock(&r->lock);
+    if (rc < 0) {
+        s->err = err;
+        return;
+    }
+    s->have_ready = 1;
+    s->ready_sig = sig;
+    s->ready_more = rc == 1;
+    if (rc == 0) {
+        s->loading = 0;
+        s->sig = sig;
+    }
+}
 
 static void *reload_main(void *arg)
 {
@@ -53,13 +97,20 @@ static void *reload_main(void *arg)
             until.tv_sec++;
             until.tv_nsec -= 1000000000L;
         }
-        pthread_cond_timedwait(&r->wake, &r->lock, &until);
+        /* A loading run is read without a pause; take wakes the thread for the next chunk. */
+        if (!loading_due(r))
+            pthread_cond_timedwait(&r->wake, &r->lock, &until);
         for (int m = 0; m < r->n && !r->stop; m++) {
             struct slot *s = &r->slots[m];
             struct pps_err err = {0, ""};
             uint64_t sig;
             int rc;
 
+            if (s->loading) {
+                if (!s->have_ready && !s->err.code)
+                    load_chunk(r, s);
+                continue;
+            }
             pthread_mutex_unlock(&r->lock);
             sig = pps__tui_signature(s->path);
             rc = 1;
@@ -77,6 +128,7 @@ static void *reload_main(void *arg)
             }
             s->have_ready = 1;
             s->ready_sig = sig;
+            s->ready_more = 0;
             s->sig = sig;
         }
     }
@@ -99,6 +151,7 @@ int pps__tui_reloader_start(const struct pps_tui *ui, struct pps__tui_reloader *
     for (int m = 0; m < r->n; m++) {
         r->slots[m].sig = ui->models[m].sig;
         r->slots[m].follow = ui->models[m].follow;
+        r->slots[m].loading = ui->models[m].loading;
         pthread_mutex_init(&r->slots[m].fetching, NULL);
         r->slots[m].path = strdup(ui->models[m].path);
         if (!r->slots[m].path) {
@@ -120,11 +173,18 @@ int pps__tui_reloader_take(struct pps__tui_reloader *r, int m, struct pps_tui_mo
 {
     struct slot *s;
     uint64_t sig = 0;
-    int ready = 0, rc;
+    int ready = 0, more, rc;
 
     if (!r || m < 0 || m >= r->n)
         return 0;
     s = &r->slots[m];
+    /* The report of a run that just finished loading is made on a thread that reads the run: new
+     * rows wait until it is taken. */
+    if (model->job) {
+        rc = pps__tui_model_report_take(model, 0, err);
+        if (rc != 0 || model->job)
+            return rc > 0;
+    }
     pthread_mutex_lock(&r->lock);
     if (s->have_ready) {
         ready = 1;
@@ -140,9 +200,12 @@ int pps__tui_reloader_take(struct pps__tui_reloader *r, int m, struct pps_tui_mo
         return 0;
     pthread_mutex_lock(&r->lock);
     sig = s->ready_sig; /* a fetch may have ended since */
+    more = s->ready_more;
     s->have_ready = 0;
+    if (s->loading)
+        pthread_cond_signal(&r->wake); /* the next chunk */
     pthread_mutex_unlock(&r->lock);
-    rc = pps__tui_model_apply(model, sig, err);
+    rc = pps__tui_model_apply(model, sig, more, err);
     pthread_mutex_unlock(&s->fetching);
     return rc < 0 ? 0 : 1;
 }

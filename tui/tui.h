@@ -275,6 +275,8 @@ enum {
     PPS_TUI_KEY_ESC = 27,
 };
 
+struct pps__tui_report_job;
+
 /* One run as the view holds it. */
 struct pps_tui_model {
     char *path;
@@ -287,6 +289,11 @@ struct pps_tui_model {
     struct pps_run_follow *follow; /* reads what is added to the run, and only that */
     double rep_at, rep_s;          /* when the report was last made, and what it cost (s) */
     size_t rep_spans;              /* the run's spans when it was made */
+    /* Opened progressively: only the first rows are in and the rest is being read (rep is NULL,
+     * flags empty, until the whole run is in). */
+    int loading;
+    int64_t load_read, load_total;   /* spans read, and spans the files held (loading... N%) */
+    struct pps__tui_report_job *job; /* the report being made on a thread once loading ended */
 };
 
 struct pps_tui_opts {
@@ -321,6 +328,7 @@ struct pps_tui {
     int cursor;      /* the cursor's lane, counting A's lanes then B's */
     struct pps_tui_sel sel;
     char message[160]; /* shown once in the status line */
+    int refit;         /* fit all again as a progressive open brings rows, until a key moves */
 
     struct pps_tui_layout layout; /* of the last frame drawn */
 };
@@ -333,6 +341,20 @@ void pps_tui_init(struct pps_tui *ui, const struct pps_tui_opts *opts);
  */
 int pps_tui_open(struct pps_tui *ui, const char *path_a, const char *path_b, struct pps_err *err);
 void pps_tui_release(struct pps_tui *ui);
+
+/* Spans a progressive open reads before the first frame (0 to pps_tui_open_progressive). */
+#define PPS_TUI_FIRST_ROWS 1000000
+
+/*
+ * As pps_tui_open(), but reads only about first_rows spans of each run (0: PPS_TUI_FIRST_ROWS)
+ * before it returns, so a first frame can be drawn at once. A run with more is left loading
+ * (its model's loading is 1: no report yet, the panes say "loading... N%"), the view fits the
+ * rows as they arrive until a key moves it; the rest comes through pps_tui_refresh() or the
+ * interactive view's reloader, and the report is made on a thread of its own when the whole run
+ * is in (the run is not changed meanwhile).
+ */
+int pps_tui_open_progressive(struct pps_tui *ui, const char *path_a, const char *path_b,
+                             size_t first_rows, struct pps_err *err);
 
 /* Reloads each run whose files changed since it was loaded (unless paused); the view follows
  * when asked to. Returns 1 when something was reloaded, 0 when nothing changed, or an error

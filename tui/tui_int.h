@@ -8,16 +8,24 @@
 
 /* ---- model.c: one run loaded for the view ---- */
 
-/* Loads path into m (fresh or released): run, report, flags, index and the files' signature. */
-int pps__tui_model_load(struct pps_tui_model *m, const char *path, struct pps_err *err);
+/* Loads path into m (fresh or released): run, report, flags, index and the files' signature.
+ * first_rows 0: the whole run; else about that many spans, and m->loading = 1 when the run has
+ * more (no report until the rest is applied). */
+int pps__tui_model_load(struct pps_tui_model *m, const char *path, size_t first_rows,
+                        struct pps_err *err);
 void pps__tui_model_release(struct pps_tui_model *m);
 /* Reads what was added to m's run since it was loaded or last updated (when its files' signature
  * changed) and updates the index, and the report when it is due: 1 when something was read, 0
  * when nothing changed, or an error (what was on screen stays usable). */
 int pps__tui_model_update(struct pps_tui_model *m, struct pps_err *err);
 /* The second half of an update, after m->follow was fetched (by the reloader's thread): moves the
- * rows into the run, updates the index and, when due, the report; sig becomes m->sig. */
-int pps__tui_model_apply(struct pps_tui_model *m, uint64_t sig, struct pps_err *err);
+ * rows into the run, updates the index and, when due, the report; sig becomes m->sig. more != 0:
+ * the fetch stopped before the end of a progressive open (m stays loading, no report). */
+int pps__tui_model_apply(struct pps_tui_model *m, uint64_t sig, int more, struct pps_err *err);
+/* Takes the report a thread made after a progressive open: waits for it when wait != 0, else only
+ * when it is done. 1 when one was taken, 0 when none is pending or it is still being made (then
+ * m->job is not NULL: the run must not change), or the report's error. */
+int pps__tui_model_report_take(struct pps_tui_model *m, int wait, struct pps_err *err);
 /* Sizes and modification times of a run's files (the shards and their WALs), folded into one
  * number: it changes when a writer commits. 0 when nothing can be read. */
 uint64_t pps__tui_signature(const char *path);
@@ -57,6 +65,11 @@ int pps__tui_sel_span(const struct pps_tui *ui, int m, struct pps_span *out);
 /* After model m was updated: the selected op old (NULL: none) is found again, the cursor kept on
  * a lane, and a following view moves to the new end. */
 void pps__tui_updated(struct pps_tui *ui, int m, const struct pps_span *old);
+/* Whether any of the view's runs is still loading (progressive open). */
+int pps__tui_loading(const struct pps_tui *ui);
+/* "loading... 42%", or "loading... report" while its report is made (ASCII dots with ascii), for
+ * model m into buf. */
+void pps__tui_loading_text(const struct pps_tui *ui, int m, char *buf, size_t len);
 /* Sets the message shown once in the status line. */
 void pps__tui_say(struct pps_tui *ui, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -80,7 +93,9 @@ void pps__tui_draw_help(struct pps_tui *ui, struct pps_tui_frame *f);
 
 /*
  * A thread that, every delay_s, looks at the runs' files and, when they changed since it last
- * read them (or since ui loaded them), fetches the new rows through the model's follower; they
+ * read them (or since ui loaded them), fetches the new rows through the model's follower (a
+ * model still loading after a progressive open: the rest of it, a chunk at a time, each as soon
+ * as the UI took the last one); they
  * wait there until the UI takes them, which only copies them into its run. The UI's own thread
  * never waits for the files, so keys are handled at once. The follower is used by one thread at
  * a time (a mutex held while fetching, tried by take); the run belongs to the UI thread.

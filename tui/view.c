@@ -7,6 +7,7 @@
  * place: both runs share one time scale, aligned by iteration.
  */
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -205,13 +206,15 @@ void pps__tui_follow(struct pps_tui *ui)
         pps__tui_set_range(ui, end - w, end);
 }
 
-int pps_tui_open(struct pps_tui *ui, const char *path_a, const char *path_b, struct pps_err *err)
+/* Opens the runs with pps__tui_model_load(..., first_rows). */
+static int open_runs(struct pps_tui *ui, const char *path_a, const char *path_b, size_t first_rows,
+                     struct pps_err *err)
 {
     const char *paths[2] = {path_a, path_b};
     int rc = 0;
 
     for (int m = 0; m < 2 && paths[m]; m++) {
-        rc = pps__tui_model_load(&ui->models[m], paths[m], err);
+        rc = pps__tui_model_load(&ui->models[m], paths[m], first_rows, err);
         if (rc < 0) {
             pps_tui_release(ui);
             return rc;
@@ -220,10 +223,44 @@ int pps_tui_open(struct pps_tui *ui, const char *path_a, const char *path_b, str
     }
     ui->pane = ui->n_models > 1 ? PPS_TUI_PANE_DELTA : PPS_TUI_PANE_STATS;
     pps__tui_fit_all(ui);
+    ui->refit = pps__tui_loading(ui);
     for (int m = 0; m < ui->n_models; m++)
         if (!ui->models[m].run->complete)
             ui->follow = 1;
     return 0;
+}
+
+int pps_tui_open(struct pps_tui *ui, const char *path_a, const char *path_b, struct pps_err *err)
+{
+    return open_runs(ui, path_a, path_b, 0, err);
+}
+
+int pps_tui_open_progressive(struct pps_tui *ui, const char *path_a, const char *path_b,
+                             size_t first_rows, struct pps_err *err)
+{
+    return open_runs(ui, path_a, path_b, first_rows ? first_rows : PPS_TUI_FIRST_ROWS, err);
+}
+
+int pps__tui_loading(const struct pps_tui *ui)
+{
+    for (int m = 0; m < ui->n_models; m++)
+        if (ui->models[m].loading)
+            return 1;
+    return 0;
+}
+
+void pps__tui_loading_text(const struct pps_tui *ui, int m, char *buf, size_t len)
+{
+    const struct pps_tui_model *md = &ui->models[m];
+    int pct = md->load_total > 0 ? (int)(100 * md->load_read / md->load_total) : 0;
+
+    /* Rows written since the first fetch can keep the share below 100 until the end. */
+    if (pct > 99)
+        pct = 99;
+    if (md->loading)
+        snprintf(buf, len, "loading%s %d%%", ui->opts.ascii ? "..." : "\xe2\x80\xa6", pct);
+    else /* all read; the report is being made on a thread */
+        snprintf(buf, len, "loading%s report", ui->opts.ascii ? "..." : "\xe2\x80\xa6");
 }
 
 /* After a reload: the selected op again, found by its start, stage and kind. */
@@ -266,6 +303,11 @@ void pps__tui_updated(struct pps_tui *ui, int m, const struct pps_span *old)
     lanes = pps__tui_lanes(ui, 0) + pps__tui_lanes(ui, 1);
     if (ui->cursor >= lanes)
         ui->cursor = lanes > 0 ? lanes - 1 : 0;
+    if (ui->refit) {
+        /* A progressive open: show all there is until a key takes over. */
+        pps__tui_fit_all(ui);
+        ui->refit = pps__tui_loading(ui);
+    }
     if (ui->follow)
         pps__tui_follow(ui);
 }
