@@ -8,11 +8,17 @@
  * runs them, with nothing sent between them.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "model_int.h"
+
+/* The most a training text may hold: it is read whole into memory. */
+#define DATA_MAX_MIB 256
+#define DATA_MAX     ((size_t)DATA_MAX_MIB << 20)
 
 /* The sampler's stream of draws, apart from the init's. */
 #define DOMAIN_DATA 0x6461746173616dull /* "datasam" */
@@ -23,6 +29,7 @@ int pps_model_data_new(const struct pps_model_spec *s, struct pps_model_data **o
     const char *path = s && s->data_path ? s->data_path : PPS_MODEL_DEFAULT_DATA;
     struct pps_model_data *d = NULL;
     FILE *f = NULL;
+    struct stat st;
     size_t cap = 1 << 16;
     int rc = 0;
 
@@ -45,6 +52,22 @@ int pps_model_data_new(const struct pps_model_spec *s, struct pps_model_data **o
                          s->data_path ? "" : " (the default; name a text file with --data)");
         goto out;
     }
+    /* Only a regular file has an end to read to (/dev/zero has none) and a size to check first. */
+    if (fstat(fileno(f), &st) != 0) {
+        rc = pps_err_set(err, PPS_EIO, "%s: cannot read the training text: %s", path,
+                         strerror(errno));
+        goto out;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        rc = pps_err_set(err, PPS_EINVAL, "%s: not a regular file", path);
+        goto out;
+    }
+    if ((uintmax_t)st.st_size > DATA_MAX) {
+        rc = pps_err_set(err, PPS_EINVAL,
+                         "%s: %ju MiB is more than the %d MiB a training text may have", path,
+                         ((uintmax_t)st.st_size + (1u << 20) - 1) >> 20, DATA_MAX_MIB);
+        goto out;
+    }
     for (;;) {
         size_t got;
         if (d->len == 0 || d->len == cap) {
@@ -62,9 +85,14 @@ int pps_model_data_new(const struct pps_model_spec *s, struct pps_model_data **o
         d->len += got;
         if (got == 0)
             break;
+        if (d->len > DATA_MAX) { /* it grew while being read */
+            rc = pps_err_set(err, PPS_EINVAL, "%s: more than the %d MiB a training text may have",
+                             path, DATA_MAX_MIB);
+            goto out;
+        }
     }
     if (ferror(f)) {
-        rc = pps_err_set(err, PPS_EIO, "%s: read failed", path);
+        rc = pps_err_set(err, PPS_EIO, "%s: read failed: %s", path, strerror(errno));
         goto out;
     }
     if (d->len < (size_t)s->seq_len + 1) {

@@ -125,11 +125,12 @@ int pps_run_config_check(const struct pps_run_config *c, struct pps_err *err)
                                    "injecting a non-finite gradient needs two virtual stages or "
                                    "more (p * v >= 2)");
     }
-    if (c->fail_stage >= c->p || (c->fail_stage >= 0) != (c->fail_iter >= 0))
+    if (c->fail_stage >= c->p || (c->fail_stage >= 0) != (c->fail_iter >= 0) ||
+        c->fail_iter >= c->iters)
         return pps_err_set(err, PPS_EINVAL,
-                           "an injected failure needs a stage in 0..%d and an "
-                           "iteration",
-                           c->p - 1);
+                           "an injected failure needs a stage in 0..%d and an iteration in 0..%d "
+                           "(--inject-fail STAGE:ITER)",
+                           c->p - 1, c->iters - 1);
     return 0;
 }
 

@@ -41,6 +41,21 @@ enum pps_msg_kind {
     PPS_MSG_CTRL = 2, /* control (optimizer validation, shutdown) */
 };
 
+/* What a message of kind k carries, in words for messages ("activation"); "message" for a kind
+ * that is not one of enum pps_msg_kind. */
+static inline const char *pps_msg_kind_name(int kind)
+{
+    switch (kind) {
+    case PPS_MSG_ACT:
+        return "activation";
+    case PPS_MSG_GRAD:
+        return "gradient";
+    case PPS_MSG_CTRL:
+        return "control";
+    }
+    return "message";
+}
+
 /* A message's identity: a receiver asks for exactly this. Every field is >= 0 and kind is one of
  * enum pps_msg_kind; the MPI transport has further limits (pps_transport_mpi_new()). */
 struct pps_msg_tag {

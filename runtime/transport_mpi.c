@@ -71,19 +71,6 @@ static int bits_for(int count)
     return b;
 }
 
-static const char *kind_name(int kind)
-{
-    switch (kind) {
-    case PPS_MSG_ACT:
-        return "activation";
-    case PPS_MSG_GRAD:
-        return "gradient";
-    case PPS_MSG_CTRL:
-        return "control";
-    }
-    return "message";
-}
-
 /* MPI's reason for rc, in buf. */
 static const char *mpi_reason(int rc, char *buf, size_t size)
 {
@@ -136,11 +123,11 @@ static int encode(const struct pps__mpi *t, int peer, const char *what,
         return pps_err_set(err, PPS_EINVAL,
                            "mpi transport: %s for microbatch %d, virtual stage %d is outside the "
                            "run's m=%d, vstages=%d that the MPI tag was sized for",
-                           kind_name(tag->kind), tag->mb, tag->vstage, t->m, t->vstages);
+                           pps_msg_kind_name(tag->kind), tag->mb, tag->vstage, t->m, t->vstages);
     if (len > INT_MAX)
         return pps_err_set(err, PPS_EINVAL,
                            "mpi transport: a %zu-byte %s is over the %d bytes of one MPI message",
-                           len, kind_name(tag->kind), INT_MAX);
+                           len, pps_msg_kind_name(tag->kind), INT_MAX);
     v = (unsigned long)tag->iter & ((1UL << t->iter_bits) - 1);
     v |= (unsigned long)tag->mb << t->iter_bits;
     v |= (unsigned long)tag->vstage << (t->iter_bits + t->mb_bits);
@@ -238,7 +225,7 @@ static int mpi_send(struct pps_transport *base, int dst, const struct pps_msg_ta
     copy = malloc(len ? len : 1);
     if (!copy) {
         rc = pps_err_set(err, PPS_ENOMEM, "mpi transport: out of memory for a %zu-byte %s", len,
-                         kind_name(tag->kind));
+                         pps_msg_kind_name(tag->kind));
         goto out;
     }
     if (len > 0)
@@ -279,8 +266,8 @@ static int mpi_recv(struct pps_transport *base, int src, const struct pps_msg_ta
             return pps_err_set(err, PPS_EINVAL,
                                "the %s of iteration %d, microbatch %d for virtual stage %d from "
                                "stage %d is larger than the %zu bytes stage %d expected",
-                               kind_name(tag->kind), tag->iter, tag->mb, tag->vstage, src, len,
-                               base->stage);
+                               pps_msg_kind_name(tag->kind), tag->iter, tag->mb, tag->vstage, src,
+                               len, base->stage);
         return peer_error(err, rc, src, "a receive");
     }
     rc = MPI_Get_count(&st, MPI_BYTE, &count);
@@ -290,8 +277,8 @@ static int mpi_recv(struct pps_transport *base, int src, const struct pps_msg_ta
         return pps_err_set(err, PPS_EINVAL,
                            "the %s of iteration %d, microbatch %d for virtual stage %d from stage "
                            "%d is %d bytes, stage %d expected %zu",
-                           kind_name(tag->kind), tag->iter, tag->mb, tag->vstage, src, count,
-                           base->stage, len);
+                           pps_msg_kind_name(tag->kind), tag->iter, tag->mb, tag->vstage, src,
+                           count, base->stage, len);
     return 0;
 }
 

@@ -286,6 +286,20 @@ static int shard_cmp(const void *a, const void *b)
     return strcmp(x->path, y->path);
 }
 
+int pps__rank_claim(struct pps__rank_set *set, int rank, const char *shard, struct pps_err *err)
+{
+    unsigned bit = 1u << (rank % 8);
+
+    if (rank < 0 || rank > INT16_MAX)
+        return pps_err_set(err, PPS_EFORMAT, "%s: truncated or corrupted (rank %d out of range)",
+                           shard, rank);
+    if (set->bits[rank / 8] & bit)
+        return pps_err_set(err, PPS_EFORMAT, "%s: its rank %d is in another shard of this run too",
+                           shard, rank);
+    set->bits[rank / 8] |= (unsigned char)bit;
+    return 0;
+}
+
 int pps__shards_list(const char *dir, struct pps__shards *shards, struct pps_err *err)
 {
     struct shard_entry *found = NULL;

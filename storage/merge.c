@@ -79,17 +79,51 @@ out:
     return rc;
 }
 
-/* Every shard opens and is a trace this ppscope reads: checked before anything is written. */
+/* The ranks of one shard's meta rows into claimed: one rank in two shards is refused. */
+static int claim_ranks(sqlite3 *db, const char *shard, struct pps__rank_set *claimed,
+                       struct pps_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(db, "SELECT DISTINCT rank FROM meta", -1, &st, NULL);
+
+    if (rc != SQLITE_OK) {
+        rc = pps__sql_fail(db, rc, shard, "cannot read", err);
+        goto out;
+    }
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t rank = sqlite3_column_int64(st, 0);
+        if ((rc = pps__rank_claim(claimed, rank < 0 || rank > INT16_MAX ? -1 : (int)rank, shard,
+                                  err)))
+            goto out;
+    }
+    if (rc != SQLITE_DONE) {
+        rc = pps__sql_fail(db, rc, shard, "cannot read", err);
+        goto out;
+    }
+    rc = 0;
+out:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Every shard opens, is a trace this ppscope reads and holds ranks no other shard holds: checked
+ * before anything is written. */
 static int check_shards(const struct pps__shards *shards, struct pps_err *err)
 {
-    for (size_t i = 0; i < shards->n; i++) {
+    struct pps__rank_set *claimed = calloc(1, sizeof(*claimed));
+    int rc = 0;
+
+    if (!claimed)
+        return pps_err_set(err, PPS_ENOMEM, "out of memory");
+    for (size_t i = 0; i < shards->n && !rc; i++) {
         sqlite3 *db = NULL;
-        int rc = pps__trace_open(shards->paths[i], &db, NULL, err);
+        rc = pps__trace_open(shards->paths[i], &db, NULL, err);
+        if (!rc)
+            rc = claim_ranks(db, shards->paths[i], claimed, err);
         sqlite3_close(db);
-        if (rc)
-            return rc;
     }
-    return 0;
+    free(claimed);
+    return rc;
 }
 
 int pps_run_merge(const char *run_dir, const char *out_file, struct pps_err *err)

@@ -33,6 +33,7 @@ struct loader {
     size_t n_ranks, ranks_cap;
     struct name_ref *refs; /* of the file being read, sorted by (rank, id) */
     size_t n_refs, refs_cap;
+    struct pps__rank_set *claimed; /* the shards' ranks so far; NULL for a merged file */
 };
 
 int pps__grow(void **arr, size_t *cap, size_t need, size_t elem)
@@ -157,6 +158,8 @@ static int load_meta(struct loader *ld, sqlite3 *db, struct pps_err *err)
         if (ld->n_ranks == 0 || ld->ranks[ld->n_ranks - 1].rank != rank) {
             if (ld->n_ranks)
                 pps__clock_finish(&ld->ranks[ld->n_ranks - 1], have);
+            if (ld->claimed && (rc = pps__rank_claim(ld->claimed, (int)rank, ld->path, err)))
+                goto out;
             if (pps__grow((void **)&ld->ranks, &ld->ranks_cap, ld->n_ranks + 1,
                           sizeof(*ld->ranks))) {
                 rc = oom(ld, err);
@@ -311,7 +314,8 @@ static int add_span(struct loader *ld, const struct pps_span *s, struct pps_err 
 /*
  * The range of each column of spans, in SELECT order. A kind or clock this ppscope does not know
  * is a newer schema or damage: callers index arrays by kind, so only known ones pass. iter + 1
- * must fit an int (n_iters).
+ * must fit an int (n_iters). Times stay within +-2^62 ns (146 years either side of the epoch), so
+ * that the difference of any two, which every duration and the run's extent are, fits int64.
  */
 static const struct {
     const char *name;
@@ -322,8 +326,8 @@ static const struct {
     {"chunk", INT16_MIN, INT16_MAX},
     {"mb", INT32_MIN, INT32_MAX},
     {"iter", INT32_MIN, INT32_MAX - 1},
-    {"start_ns", INT64_MIN, INT64_MAX},
-    {"end_ns", INT64_MIN, INT64_MAX},
+    {"start_ns", -PPS__TIME_LIMIT, PPS__TIME_LIMIT},
+    {"end_ns", -PPS__TIME_LIMIT, PPS__TIME_LIMIT},
     {"peer", INT32_MIN, INT32_MAX},
     {"bytes", INT64_MIN, INT64_MAX},
     {"name_id", INT32_MIN, INT32_MAX},
@@ -343,6 +347,11 @@ int pps__span_row(sqlite3_stmt *st, const char *path, struct pps_span *s, struct
                                "%s: truncated or corrupted (%s %lld out of range)", path,
                                span_cols[c].name, (long long)v[c]);
     }
+    /* Both within +-2^62: end - start cannot overflow. */
+    if (v[6] - v[5] < -PPS__TIME_LIMIT)
+        return pps_err_set(err, PPS_EFORMAT,
+                           "%s: truncated or corrupted (a span ends %lld ns before it starts)",
+                           path, (long long)(v[5] - v[6]));
     s->kind = (uint8_t)v[0];
     s->stage = (int16_t)v[1];
     s->chunk = (int16_t)v[2];
@@ -365,7 +374,9 @@ int pps__clock_align_span(const struct pps__clock *ri, struct pps_span *s, const
     int64_t raw = s->start_ns;
 
     if (ri->has_offset && (pps__clock_align(ri, s->start_ns, &s->start_ns) ||
-                           pps__clock_align(ri, s->end_ns, &s->end_ns)))
+                           pps__clock_align(ri, s->end_ns, &s->end_ns) ||
+                           s->start_ns < -PPS__TIME_LIMIT || s->start_ns > PPS__TIME_LIMIT ||
+                           s->end_ns < -PPS__TIME_LIMIT || s->end_ns > PPS__TIME_LIMIT))
         return pps_err_set(err, PPS_EFORMAT,
                            "%s: truncated or corrupted (aligned time %lld out of range)", path,
                            (long long)raw);
@@ -714,6 +725,10 @@ int pps_run_load(const char *path, struct pps_run **out, struct pps_err *err)
     if (S_ISDIR(st.st_mode)) {
         if ((rc = pps__shards_list(path, &shards, err)))
             goto out;
+        if (!(ld.claimed = calloc(1, sizeof(*ld.claimed)))) {
+            rc = pps_err_set(err, PPS_ENOMEM, "%s: out of memory", path);
+            goto out;
+        }
         run->complete = 1;
         for (size_t i = 0; i < shards.n; i++) {
             if ((rc = load_file(&ld, shards.paths[i], &n_ranks, &complete, err)))
@@ -735,6 +750,7 @@ int pps_run_load(const char *path, struct pps_run **out, struct pps_err *err)
     run = NULL;
 out:
     pps__shards_release(&shards);
+    free(ld.claimed);
     free(ld.span_cap);
     free(ld.refs);
     pps_run_free(run);

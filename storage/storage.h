@@ -170,12 +170,13 @@ struct pps_run {
  * clock: t + offset(t), offset linear through the two sync points (extrapolated beyond them),
  * constant with one offset; device-clock spans are left as written. Every loaded span has a known
  * kind (1 .. PPS_SPAN_KIND_COUNT - 1), a clock of enum pps_clock and a stage below n_stages, so
- * arrays indexed by them are safe; a file with others is PPS_EFORMAT.
+ * arrays indexed by them are safe; a file with others is PPS_EFORMAT. Every time, raw and
+ * aligned, is within +-2^62 ns, so the difference of any two fits int64.
  *
  * Bad input gets a one-line reason naming the file: missing (PPS_ENOENT), an empty directory
- * (PPS_ENOENT), not a ppscope trace or truncated/corrupted, or meta p/m/v that is not a count
- * (PPS_EFORMAT), a newer schema (PPS_EVERSION). Never crashes on bad files. On failure *out is
- * NULL.
+ * (PPS_ENOENT), not a ppscope trace or truncated/corrupted, meta p/m/v that is not a count, or
+ * two shards of a directory holding one rank (PPS_EFORMAT), a newer schema (PPS_EVERSION).
+ * Never crashes on bad files. On failure *out is NULL.
  */
 int pps_run_load(const char *path, struct pps_run **out, struct pps_err *err);
 /* Frees every pointer in run, each on its own (stages[i].spans, meta keys and values, names[i]),

@@ -68,6 +68,18 @@ struct pps__shards {
 int pps__shards_list(const char *dir, struct pps__shards *shards, struct pps_err *err);
 void pps__shards_release(struct pps__shards *shards);
 
+/*
+ * The ranks that the shards of one run directory hold (those with meta rows), one bit each. Two
+ * shards that claim one rank (a shard copied under another name) would count it twice: the
+ * loader and merge both refuse that, through pps__rank_claim().
+ */
+struct pps__rank_set {
+    unsigned char bits[((size_t)INT16_MAX + 1) / 8];
+};
+/* Marks rank (0..INT16_MAX) as shard's; a rank marked already is PPS_EFORMAT ("shard: its rank
+ * N is in another shard of this run too"). Start from a zeroed set. */
+int pps__rank_claim(struct pps__rank_set *set, int rank, const char *shard, struct pps_err *err);
+
 /* stat(2) with the one-line reason: "PATH: no such file or directory" is PPS_ENOENT. */
 struct stat;
 int pps__stat(const char *path, struct stat *st, struct pps_err *err);
@@ -104,7 +116,7 @@ void pps__clock_finish(struct pps__clock *ri, const int have[4]);
 /* t on rank 0's clock: t + offset(t). -1 if that leaves int64. */
 int pps__clock_align(const struct pps__clock *ri, int64_t t, int64_t *out);
 /* Moves a host-clock span's start and end onto rank 0's clock (nothing without an offset);
- * PPS_EFORMAT when a time leaves int64. */
+ * PPS_EFORMAT when a time leaves +-PPS__TIME_LIMIT. */
 int pps__clock_align_span(const struct pps__clock *ri, struct pps_span *s, const char *path,
                           struct pps_err *err);
 
@@ -112,8 +124,11 @@ int pps__clock_align_span(const struct pps__clock *ri, struct pps_span *s, const
 #define PPS__SPAN_COLS                                                                             \
     "kind, stage, chunk, mb, iter, start_ns, end_ns, peer, bytes, name_id, clock, corr, rank"
 #define PPS__METRIC_COLS "rank, iter, stage, loss, grad_norm, act_bytes, pending_w, dropped"
-/* One row into *s, every column range-checked (PPS_EFORMAT naming path otherwise). Times are
- * raw and name_id is the file's (rank, id) id: the caller aligns and maps them. */
+/* The most a time may be from 0 either way: the difference of two such times fits int64. */
+#define PPS__TIME_LIMIT ((int64_t)1 << 62)
+/* One row into *s, every column range-checked (PPS_EFORMAT naming path otherwise): a start or
+ * end beyond +-PPS__TIME_LIMIT, or an end more than that before its start, is corrupted. Times
+ * are raw and name_id is the file's (rank, id) id: the caller aligns and maps them. */
 int pps__span_row(sqlite3_stmt *st, const char *path, struct pps_span *s, struct pps_err *err);
 int pps__metric_row(sqlite3_stmt *st, const char *path, struct pps_metric *m, struct pps_err *err);
 

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "pps_config.h"
+#include "pps_strtab.h"
 #include "storage_int.h"
 
 /* Rows per step of the multi-row span insert (13 parameters each: far below SQLite's limit). */
@@ -36,12 +37,7 @@ struct pps_store_writer {
     sqlite3_stmt *ins_span, *ins_spans, *ins_metric, *set_meta, *ins_name;
     sqlite3_stmt *begin, *commit;
 
-    /* Interned names: strs[id] is the name of id; slots is an open-addressing hash table of
-     * ids (-1 for an empty slot), n_slots a power of two at least twice n_strs. */
-    char **strs;
-    size_t n_strs, cap_strs;
-    int32_t *slots;
-    size_t n_slots;
+    struct pps_strtab names; /* interned: names.strs[id] is the name of id */
 };
 
 /* mkdir -p: every missing component of dir, then dir must be a directory. */
@@ -198,10 +194,7 @@ static void writer_free(struct pps_store_writer *w)
     sqlite3_finalize(w->ins_name);
     sqlite3_finalize(w->begin);
     sqlite3_finalize(w->commit);
-    for (size_t i = 0; i < w->n_strs; i++)
-        free(w->strs[i]);
-    free(w->strs);
-    free(w->slots);
+    pps_strtab_release(&w->names);
     free(w->path);
     free(w);
 }
@@ -335,67 +328,10 @@ int pps_store_writer_meta_int(struct pps_store_writer *w, const char *key, int64
     return pps_store_writer_meta(w, key, buf, err);
 }
 
-static uint64_t hash_name(const char *s)
-{
-    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 1099511628211ULL;
-    }
-    return h;
-}
-
-/* The id of name, or -1 with *slot the empty slot where it belongs. n_slots must be > 0. */
-static int32_t names_find(const struct pps_store_writer *w, const char *name, size_t *slot)
-{
-    size_t mask = w->n_slots - 1;
-    size_t i = (size_t)hash_name(name) & mask;
-
-    while (w->slots[i] >= 0) {
-        if (!strcmp(w->strs[w->slots[i]], name))
-            return w->slots[i];
-        i = (i + 1) & mask;
-    }
-    *slot = i;
-    return -1;
-}
-
-/* Room for one more name: strs grows by doubling, slots stay at most half full. */
-static int names_reserve(struct pps_store_writer *w)
-{
-    if (w->n_strs == w->cap_strs) {
-        size_t cap = w->cap_strs ? 2 * w->cap_strs : 64;
-        char **strs = realloc(w->strs, cap * sizeof(*strs));
-        if (!strs)
-            return -1;
-        w->strs = strs;
-        w->cap_strs = cap;
-    }
-    if ((w->n_strs + 1) * 2 > w->n_slots) {
-        size_t n = w->n_slots ? 2 * w->n_slots : 128;
-        int32_t *slots = malloc(n * sizeof(*slots));
-        if (!slots)
-            return -1;
-        for (size_t i = 0; i < n; i++)
-            slots[i] = -1;
-        for (size_t id = 0; id < w->n_strs; id++) {
-            size_t i = (size_t)hash_name(w->strs[id]) & (n - 1);
-            while (slots[i] >= 0)
-                i = (i + 1) & (n - 1);
-            slots[i] = (int32_t)id;
-        }
-        free(w->slots);
-        w->slots = slots;
-        w->n_slots = n;
-    }
-    return 0;
-}
-
 int pps_store_writer_name(struct pps_store_writer *w, const char *name, int32_t *id,
                           struct pps_err *err)
 {
     char *copy = NULL;
-    size_t slot = 0;
     int32_t found;
     int rc = 0;
 
@@ -403,31 +339,29 @@ int pps_store_writer_name(struct pps_store_writer *w, const char *name, int32_t 
         rc = pps_err_set(err, PPS_EINVAL, "pps_store_writer_name: no writer, name or id");
         goto out;
     }
-    if (w->n_slots && (found = names_find(w, name, &slot)) >= 0) {
+    if ((found = pps_strtab_find(&w->names, name)) >= 0) {
         *id = found;
         goto out;
     }
-    if (w->n_strs >= INT32_MAX) {
+    /* The name is kept only once it is stored: a failed write leaves it unknown. */
+    if ((rc = pps_strtab_reserve(&w->names)) == PPS_EINVAL) {
         rc = pps_err_set(err, PPS_EINVAL, "%s: too many names", w->path);
         goto out;
     }
-    if (names_reserve(w) != 0 || !(copy = strdup(name))) {
+    if (rc || !(copy = strdup(name))) {
         rc = pps_err_set(err, PPS_ENOMEM, "%s: out of memory", w->path);
         goto out;
     }
-    names_find(w, name, &slot); /* the table may have grown: find the slot again */
-    rc = sqlite3_bind_int(w->ins_name, 2, (int)w->n_strs);
+    rc = sqlite3_bind_int(w->ins_name, 2, (int)w->names.n);
     if (rc == SQLITE_OK)
-        rc = sqlite3_bind_text(w->ins_name, 3, copy, -1, SQLITE_STATIC); /* lives in strs */
+        rc = sqlite3_bind_text(w->ins_name, 3, copy, -1, SQLITE_STATIC);
     if (rc == SQLITE_OK)
         rc = run_stmt(w->ins_name);
     if (rc != SQLITE_OK) {
         rc = pps__sql_fail(w->db, rc, w->path, "cannot write a name", err);
         goto out;
     }
-    w->strs[w->n_strs] = copy;
-    w->slots[slot] = (int32_t)w->n_strs;
-    *id = (int32_t)w->n_strs++;
+    *id = pps_strtab_add(&w->names, copy);
     copy = NULL;
 out:
     free(copy);

@@ -23,7 +23,7 @@ set_tests_properties(test_executor_emu PROPERTIES RUN_SERIAL TRUE)
 foreach(_t run_check_grads run_bad_input run_fail run_ab run_budget)
   pps_cli_test(${_t})
 endforeach()
-set_tests_properties(run_ab PROPERTIES RUN_SERIAL TRUE)
+set_tests_properties(run_ab run_budget PROPERTIES RUN_SERIAL TRUE)
 
 add_test(NAME run_check_grads_mpi
          COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/run_check_grads.sh $<TARGET_FILE:ppscope> mpi

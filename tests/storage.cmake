@@ -3,6 +3,8 @@
 pps_unit_test(test_storage pps_storage)
 pps_unit_test(test_storage_bad pps_storage)
 pps_unit_test(test_storage_follow pps_storage Threads::Threads)
+# common/pps_strtab.h: the name table the writer (and the tracer) intern through.
+pps_unit_test(test_strtab)
 
 add_executable(pps_mkrun unit/mkrun.c)
 target_link_libraries(pps_mkrun PRIVATE pps_storage pps_common)

@@ -102,8 +102,8 @@ static void write_names(struct pps_tracer *t)
         if (pthread_mutex_lock(&t->lock) != 0)
             return;
         /* The string never moves (strs may be reallocated, not the strings it points to). */
-        if (t->names_written < t->n_strs)
-            name = t->strs[t->names_written];
+        if (t->names_written < t->names.n)
+            name = t->names.strs[t->names_written];
         pthread_mutex_unlock(&t->lock);
         if (!name)
             return;

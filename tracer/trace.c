@@ -129,7 +129,7 @@ static void tracer_free(struct pps_tracer *t, int sync_init)
     free(t->bufs);
     free(t->limits);
     free(t->batch);
-    pps__names_free(t);
+    pps_strtab_release(&t->names);
     pps__queues_free(t);
     if (sync_init) {
         pthread_cond_destroy(&t->done);
@@ -340,7 +340,7 @@ int32_t pps_trace_name(struct pps_tracer *t, const char *name)
         return PPS_EINVAL;
     if (pthread_mutex_lock(&t->lock) != 0)
         return PPS_EIO;
-    id = pps__name_intern(t, name);
+    id = pps_strtab_intern(&t->names, name);
     pthread_mutex_unlock(&t->lock);
     return id;
 }

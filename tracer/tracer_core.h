@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "pps_strtab.h"
 #include "storage.h"
 #include "tracer_int.h"
 
@@ -103,11 +104,10 @@ struct pps_tracer {
     size_t n_meta_q, cap_meta_q;
     struct pps_metric *metric_q;
     size_t n_metric_q, cap_metric_q;
-    /* Names: strs[id] for every id handed out; slots is an open-addressing table of ids. */
-    char **strs;
-    size_t n_strs, cap_strs;
-    int32_t *slots;
-    size_t n_slots;
+    /* Names, interned under lock: ids 0, 1, 2, ... in the order names are first seen, which is
+     * the order the flusher writes them through pps_store_writer_name(), so the store gives
+     * each the same id (the flusher checks it does). */
+    struct pps_strtab names;
     /* Iteration marks: the drop total at the last mark, and that mark's iteration. */
     int marked;
     int32_t mark_iter;
@@ -221,12 +221,6 @@ size_t pps__tbuf_drain(struct pps__tbuf *b, uint64_t limit, struct pps_span *out
 
 /* Spans dropped so far by every thread of t, plus those the store refused. */
 uint64_t pps__dropped_total(struct pps_tracer *t);
-
-/* ---- names.c --------------------------------------------------------------------------------- */
-
-/* Interns name under t->lock (the caller holds it): its id, or a negative PPS_E... code. */
-int32_t pps__name_intern(struct pps_tracer *t, const char *name);
-void pps__names_free(struct pps_tracer *t);
 
 /* ---- flusher.c ------------------------------------------------------------------------------- */
 

@@ -42,11 +42,21 @@ bad $O --clip -1 -- "--clip needs a number"
 bad $O --iters 10 --inject-nonfinite 10 -- "cannot inject"
 bad $O -p 1 --inject-nonfinite 1 -- "two virtual stages"
 bad $O -p 4 --inject-fail 4:1 -- "injected failure needs a stage"
+bad $O --iters 2 --inject-fail 1:99 -- "an iteration in 0..1 (--inject-fail STAGE:ITER)"
+bad $O --iters 2 --inject-fail 1:2 -- "an iteration in 0..1"
 bad $O --backend emu -p 4 --emu-slow-stage 7:2 -- "slow stage 7"
 bad $O --backend emu -p 4 --emu-slow-stage 2 -- "STAGE:FACTOR"
 bad $O --backend emu -p 4 --emu-slow-link 1-1:100 -- "itself"
 bad $O --backend emu -p 4 --emu-stage-mult 1,2 -- "2 stage multipliers for p=4"
 bad $O --data "$T/no-such-text" -- "no-such-text"
+# Read whole, a text must end and be small: /dev/zero grew until out of memory, a directory
+# said "read failed" with no reason.
+bad $O --data /dev/zero -- "/dev/zero: not a regular file"
+mkdir "$T/a-dir"
+bad $O --data "$T/a-dir" -- "a-dir: not a regular file"
+truncate -s 300M "$T/huge.txt" 2>/dev/null || dd if=/dev/zero of="$T/huge.txt" bs=1 count=0 \
+    seek=300M 2>/dev/null
+bad $O --data "$T/huge.txt" -- "huge.txt: 300 MiB is more than the 256 MiB a training text may have"
 bad $O --hidden 0 -- "--hidden needs an integer"
 bad -- "--out RUN is required"
 bad $O --no-trace -- "contradict"

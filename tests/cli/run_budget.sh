@@ -106,11 +106,12 @@ bounded emu 2 --w-budget 2 --backend emu --emu-tf 0.2 --emu-tb 0.2 --emu-tw 0.2
 # In bytes: 1 MiB holds one of the last stage's pending W's (0.6 MiB with the default model).
 bounded act 5 --act-budget-mib 1
 # The prediction simulates the order the budget made: on emu (2 ms ops, where the budget costs
-# several points of bubble) it stays within 3 points of what was measured.
+# several points of bubble) it stays within 4 points of what was measured (without the budget in
+# the prediction it is 6 or more points off).
 expect_exit 0 run --schedule zb-h2 -p 4 -m 8 --iters 3 --backend emu --emu-tf 2 --emu-tb 2 \
     --emu-tw 2 --w-budget 1 --out "$T/emu-pred"
 run_pps report --json "$T/emu-pred"
-jq -e '((.bubble - .predicted_bubble) | fabs) < 0.03' "$T/out" >/dev/null && ok ||
+jq -e '((.bubble - .predicted_bubble) | fabs) < 0.04' "$T/out" >/dev/null && ok ||
     fail "emu-pred: measured and predicted bubble apart: $(jq -c '[.bubble, .predicted_bubble]' "$T/out")"
 v=$(sqlite3 "$T/act/rank-00003.db" "select value from meta where key = 'stage_w_budget'")
 [ "$v" = 1 ] || fail "act: stage 3's stage_w_budget is '$v', expected 1"

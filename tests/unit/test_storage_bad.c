@@ -267,6 +267,90 @@ static void test_bad_garbage_anywhere(void)
     tmpdir_free(dir);
 }
 
+/* One span that the writer stores as given; on load it is corrupted, with the file's name. */
+static void check_wild_span(int64_t start, int64_t end)
+{
+    char *dir = tmpdir_new();
+    struct pps_store_writer *w = NULL;
+    struct pps_err err = {0};
+    struct pps_span s = make_span(0, PPS_SPAN_F, -1, -1);
+
+    s.start_ns = start;
+    s.end_ns = end;
+    CHECK_EQ_INT(pps_store_writer_open(dir, 0, &w, &err), 0);
+    CHECK_EQ_INT(pps_store_writer_meta_int(w, "p", 1, &err), 0);
+    CHECK_EQ_INT(pps_store_writer_spans(w, &s, 1, &err), 0);
+    CHECK_EQ_INT(pps_store_writer_close(w, 1, &err), 0);
+    check_load_fails(dir, PPS_EFORMAT, "rank-00000.db", "truncated or corrupted");
+    tmpdir_free(dir);
+}
+
+/* Durations and the run's extent are differences of times: a time near INT64_MIN or INT64_MAX
+ * overflowed them (UBSan; the report printed -0.000 ms). */
+static void test_bad_span_times_beyond_2_62(void)
+{
+    const int64_t lim = (int64_t)1 << 62;
+
+    check_wild_span(-INT64_MAX, INT64_MAX);
+    check_wild_span(0, lim + 1);
+    check_wild_span(-lim - 1, 0);
+    check_wild_span(lim, -1); /* ends more than 2^62 ns before it starts */
+    /* the limits themselves load */
+    {
+        char *dir = tmpdir_new();
+        struct pps_store_writer *w = NULL;
+        struct pps_err err = {0};
+        struct pps_span s[2] = {make_span(0, PPS_SPAN_F, -1, -1), make_span(0, PPS_SPAN_B, -1, -1)};
+        s[0].start_ns = -lim;
+        s[0].end_ns = 0;
+        s[1].start_ns = 0;
+        s[1].end_ns = lim;
+        CHECK_EQ_INT(pps_store_writer_open(dir, 0, &w, &err), 0);
+        CHECK_EQ_INT(pps_store_writer_spans(w, s, 2, &err), 0);
+        CHECK_EQ_INT(pps_store_writer_close(w, 1, &err), 0);
+        struct pps_run *run = load_ok(dir);
+        if (run)
+            CHECK_EQ_INT(run->n_spans, 2);
+        pps_run_free(run);
+        tmpdir_free(dir);
+    }
+}
+
+static void copy_file(const char *from, const char *to)
+{
+    FILE *f = fopen(from, "rb");
+    char buf[65536];
+    size_t n;
+    FILE *g = fopen(to, "wb");
+    CHECK(f != NULL && g != NULL);
+    while (f && g && (n = fread(buf, 1, sizeof(buf), f)) > 0)
+        CHECK(fwrite(buf, 1, n, g) == n);
+    if (f)
+        fclose(f);
+    if (g)
+        fclose(g);
+}
+
+/* cp rank-00000.db rank-00001.db: the loader read every span twice; merge refused it. */
+static void test_bad_two_shards_claim_one_rank(void)
+{
+    char *dir = tmpdir_new(), a[600], b[600], out[600];
+    struct pps_err err = {0};
+
+    write_rank(dir, 0, NO_OFFSET, 1);
+    copy_file(join(a, sizeof(a), dir, "rank-00000.db"), join(b, sizeof(b), dir, "rank-00001.db"));
+    check_load_fails(dir, PPS_EFORMAT, "rank-00001.db", "rank 0 is in another shard");
+    CHECK_EQ_INT(pps_run_merge(dir, join(out, sizeof(out), dir, "merged.db"), &err), PPS_EFORMAT);
+    CHECK_STR_CONTAINS(err.msg, "rank-00001.db: its rank 0 is in another shard");
+    CHECK(strchr(err.msg, '\n') == NULL);
+    CHECK(file_size(out) < 0); /* refused before anything is written */
+    /* one shard alone loads */
+    unlink(b);
+    struct pps_run *run = load_ok(dir);
+    pps_run_free(run);
+    tmpdir_free(dir);
+}
+
 static const struct test_case cases[] = {
     TEST(test_bad_missing_path),
     TEST(test_bad_empty_directory),
@@ -278,6 +362,8 @@ static const struct test_case cases[] = {
     TEST(test_bad_truncated),
     TEST(test_bad_garbage_in_the_middle),
     TEST(test_bad_garbage_anywhere),
+    TEST(test_bad_span_times_beyond_2_62),
+    TEST(test_bad_two_shards_claim_one_rank),
     {NULL, NULL},
 };
 
