@@ -24,6 +24,28 @@ static int need_ptr(struct pps_kernels *k, const char *op, const char *what, con
     return 0;
 }
 
+/* A pointer argument: its name in messages, and its value. */
+struct ptr_arg {
+    const char *what;
+    const void *p;
+};
+
+/* need_ptr() on each of the n arguments in turn: the first NULL one fails. */
+static int need_ptrs(struct pps_kernels *k, const char *op, const struct ptr_arg *args, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        int rc = need_ptr(k, op, args[i].what, args[i].p);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* need_ptrs() on the arguments listed: NEED_PTRS(k, op, {"x", x}, {"y", y}). */
+#define NEED_PTRS(k, op, ...)                                                                      \
+    need_ptrs((k), (op), (const struct ptr_arg[]){__VA_ARGS__},                                    \
+              sizeof((const struct ptr_arg[]){__VA_ARGS__}) / sizeof(struct ptr_arg))
+
 /* Whether the n floats at a overlap the n_b floats at b. */
 static int overlaps(const float *a, size_t n_a, const float *b, size_t n_b)
 {
@@ -36,6 +58,15 @@ static int overlaps(const float *a, size_t n_a, const float *b, size_t n_b)
     do {                                                                                           \
         int rc_ = (expr);                                                                          \
         if (rc_ < 0)                                                                               \
+            return rc_;                                                                            \
+    } while (0)
+
+/* For the check_...() helpers that return 1 when there is work: returns their error, or 0 when
+ * the call has nothing to do. */
+#define TRY_WORK(expr)                                                                             \
+    do {                                                                                           \
+        int rc_ = (expr);                                                                          \
+        if (rc_ <= 0)                                                                              \
             return rc_;                                                                            \
     } while (0)
 
@@ -59,8 +90,7 @@ static int check_copy(struct pps_kernels *k, const char *op, void *dst, const vo
 {
     if (bytes == 0)
         return 0;
-    TRY(need_ptr(k, op, "dst", dst));
-    TRY(need_ptr(k, op, "src", src));
+    TRY(NEED_PTRS(k, op, {"dst", dst}, {"src", src}));
     return 1;
 }
 
@@ -104,8 +134,7 @@ int pps_kernels_gemm(struct pps_kernels *k, int trans_a, int trans_b, int m, int
         return 0;
     TRY(need_ptr(k, "gemm", "C", c));
     if (kdim > 0) {
-        TRY(need_ptr(k, "gemm", "A", a));
-        TRY(need_ptr(k, "gemm", "B", b));
+        TRY(NEED_PTRS(k, "gemm", {"A", a}, {"B", b}));
     }
     if (overlaps(c, nc, a, na) || overlaps(c, nc, b, nb))
         return pps__kernels_fail(k, PPS_EINVAL, "gemm: C overlaps %s",
@@ -123,21 +152,15 @@ static int check_matrix(struct pps_kernels *k, const char *op, int rows, int col
 
 int pps_kernels_bias_add(struct pps_kernels *k, int rows, int cols, const float *bias, float *y)
 {
-    int rc = check_matrix(k, "bias_add", rows, cols);
-    if (rc <= 0)
-        return rc;
-    TRY(need_ptr(k, "bias_add", "bias", bias));
-    TRY(need_ptr(k, "bias_add", "y", y));
+    TRY_WORK(check_matrix(k, "bias_add", rows, cols));
+    TRY(NEED_PTRS(k, "bias_add", {"bias", bias}, {"y", y}));
     return k->ops->bias_add(k, rows, cols, bias, y);
 }
 
 int pps_kernels_bias_grad(struct pps_kernels *k, int rows, int cols, const float *dy, float *dbias)
 {
-    int rc = check_matrix(k, "bias_grad", rows, cols);
-    if (rc <= 0)
-        return rc;
-    TRY(need_ptr(k, "bias_grad", "dy", dy));
-    TRY(need_ptr(k, "bias_grad", "dbias", dbias));
+    TRY_WORK(check_matrix(k, "bias_grad", rows, cols));
+    TRY(NEED_PTRS(k, "bias_grad", {"dy", dy}, {"dbias", dbias}));
     return k->ops->bias_grad(k, rows, cols, dy, dbias);
 }
 
@@ -147,12 +170,8 @@ int pps_kernels_bias_grad(struct pps_kernels *k, int rows, int cols, const float
 static int check_layernorm(struct pps_kernels *k, const char *op, int rows, int cols,
                            const float *x, const float *mean, const float *rstd)
 {
-    int rc = check_matrix(k, op, rows, cols);
-    if (rc <= 0)
-        return rc;
-    TRY(need_ptr(k, op, "x", x));
-    TRY(need_ptr(k, op, "mean", mean));
-    TRY(need_ptr(k, op, "rstd", rstd));
+    TRY_WORK(check_matrix(k, op, rows, cols));
+    TRY(NEED_PTRS(k, op, {"x", x}, {"mean", mean}, {"rstd", rstd}));
     return 1;
 }
 
@@ -160,15 +179,11 @@ int pps_kernels_layernorm_forward(struct pps_kernels *k, int rows, int cols, flo
                                   const float *x, const float *gamma, const float *beta, float *y,
                                   float *mean, float *rstd)
 {
-    int rc = check_layernorm(k, "layernorm_forward", rows, cols, x, mean, rstd);
-    if (rc <= 0)
-        return rc;
+    TRY_WORK(check_layernorm(k, "layernorm_forward", rows, cols, x, mean, rstd));
     if (!(eps > 0))
         return pps__kernels_fail(k, PPS_EINVAL, "layernorm_forward: eps must be > 0, got %g",
                                  (double)eps);
-    TRY(need_ptr(k, "layernorm_forward", "gamma", gamma));
-    TRY(need_ptr(k, "layernorm_forward", "beta", beta));
-    TRY(need_ptr(k, "layernorm_forward", "y", y));
+    TRY(NEED_PTRS(k, "layernorm_forward", {"gamma", gamma}, {"beta", beta}, {"y", y}));
     return k->ops->layernorm_forward(k, rows, cols, eps, x, gamma, beta, y, mean, rstd);
 }
 
@@ -177,12 +192,8 @@ int pps_kernels_layernorm_backward_input(struct pps_kernels *k, int rows, int co
                                          const float *dy, float *dx)
 {
     const char *op = "layernorm_backward_input";
-    int rc = check_layernorm(k, op, rows, cols, x, mean, rstd);
-    if (rc <= 0)
-        return rc;
-    TRY(need_ptr(k, op, "gamma", gamma));
-    TRY(need_ptr(k, op, "dy", dy));
-    TRY(need_ptr(k, op, "dx", dx));
+    TRY_WORK(check_layernorm(k, op, rows, cols, x, mean, rstd));
+    TRY(NEED_PTRS(k, op, {"gamma", gamma}, {"dy", dy}, {"dx", dx}));
     return k->ops->layernorm_backward_input(k, rows, cols, x, mean, rstd, gamma, dy, dx);
 }
 
@@ -191,12 +202,8 @@ int pps_kernels_layernorm_backward_params(struct pps_kernels *k, int rows, int c
                                           float *dgamma, float *dbeta)
 {
     const char *op = "layernorm_backward_params";
-    int rc = check_layernorm(k, op, rows, cols, x, mean, rstd);
-    if (rc <= 0)
-        return rc;
-    TRY(need_ptr(k, op, "dy", dy));
-    TRY(need_ptr(k, op, "dgamma", dgamma));
-    TRY(need_ptr(k, op, "dbeta", dbeta));
+    TRY_WORK(check_layernorm(k, op, rows, cols, x, mean, rstd));
+    TRY(NEED_PTRS(k, op, {"dy", dy}, {"dgamma", dgamma}, {"dbeta", dbeta}));
     return k->ops->layernorm_backward_params(k, rows, cols, x, mean, rstd, dy, dgamma, dbeta);
 }
 
@@ -205,14 +212,9 @@ int pps_kernels_layernorm_backward(struct pps_kernels *k, int rows, int cols, co
                                    const float *dy, float *dx, float *dgamma, float *dbeta)
 {
     const char *op = "layernorm_backward";
-    int rc = check_layernorm(k, op, rows, cols, x, mean, rstd);
-    if (rc <= 0)
-        return rc;
-    TRY(need_ptr(k, op, "gamma", gamma));
-    TRY(need_ptr(k, op, "dy", dy));
-    TRY(need_ptr(k, op, "dx", dx));
-    TRY(need_ptr(k, op, "dgamma", dgamma));
-    TRY(need_ptr(k, op, "dbeta", dbeta));
+    TRY_WORK(check_layernorm(k, op, rows, cols, x, mean, rstd));
+    TRY(NEED_PTRS(k, op, {"gamma", gamma}, {"dy", dy}, {"dx", dx}, {"dgamma", dgamma},
+                  {"dbeta", dbeta}));
     if (dx == dy)
         return pps__kernels_fail(k, PPS_EINVAL, "%s: dx is dy (W reads dy after B)", op);
     return k->ops->layernorm_backward(k, rows, cols, x, mean, rstd, gamma, dy, dx, dgamma, dbeta);
@@ -224,8 +226,7 @@ int pps_kernels_gelu_forward(struct pps_kernels *k, size_t n, const float *x, fl
 {
     if (n == 0)
         return 0;
-    TRY(need_ptr(k, "gelu_forward", "x", x));
-    TRY(need_ptr(k, "gelu_forward", "y", y));
+    TRY(NEED_PTRS(k, "gelu_forward", {"x", x}, {"y", y}));
     return k->ops->gelu_forward(k, n, x, y);
 }
 
@@ -234,9 +235,7 @@ int pps_kernels_gelu_backward(struct pps_kernels *k, size_t n, const float *x, c
 {
     if (n == 0)
         return 0;
-    TRY(need_ptr(k, "gelu_backward", "x", x));
-    TRY(need_ptr(k, "gelu_backward", "dy", dy));
-    TRY(need_ptr(k, "gelu_backward", "dx", dx));
+    TRY(NEED_PTRS(k, "gelu_backward", {"x", x}, {"dy", dy}, {"dx", dx}));
     return k->ops->gelu_backward(k, n, x, dy, dx);
 }
 
@@ -244,9 +243,7 @@ int pps_kernels_add(struct pps_kernels *k, size_t n, const float *a, const float
 {
     if (n == 0)
         return 0;
-    TRY(need_ptr(k, "add", "a", a));
-    TRY(need_ptr(k, "add", "b", b));
-    TRY(need_ptr(k, "add", "y", y));
+    TRY(NEED_PTRS(k, "add", {"a", a}, {"b", b}, {"y", y}));
     return k->ops->add(k, n, a, b, y);
 }
 
@@ -278,22 +275,16 @@ static int check_embedding(struct pps_kernels *k, const char *op, int n, int dim
 int pps_kernels_embedding_forward(struct pps_kernels *k, int n, int dim, int vocab,
                                   const int32_t *ids, const float *table, float *y)
 {
-    int rc = check_embedding(k, "embedding_forward", n, dim, vocab, ids);
-    if (rc <= 0)
-        return rc;
-    TRY(need_ptr(k, "embedding_forward", "table", table));
-    TRY(need_ptr(k, "embedding_forward", "y", y));
+    TRY_WORK(check_embedding(k, "embedding_forward", n, dim, vocab, ids));
+    TRY(NEED_PTRS(k, "embedding_forward", {"table", table}, {"y", y}));
     return k->ops->embedding_forward(k, n, dim, vocab, ids, table, y);
 }
 
 int pps_kernels_embedding_backward(struct pps_kernels *k, int n, int dim, int vocab,
                                    const int32_t *ids, const float *dy, float *dtable)
 {
-    int rc = check_embedding(k, "embedding_backward", n, dim, vocab, ids);
-    if (rc <= 0)
-        return rc;
-    TRY(need_ptr(k, "embedding_backward", "dy", dy));
-    TRY(need_ptr(k, "embedding_backward", "dtable", dtable));
+    TRY_WORK(check_embedding(k, "embedding_backward", n, dim, vocab, ids));
+    TRY(NEED_PTRS(k, "embedding_backward", {"dy", dy}, {"dtable", dtable}));
     return k->ops->embedding_backward(k, n, dim, vocab, ids, dy, dtable);
 }
 
@@ -305,9 +296,7 @@ static int check_cross_entropy(struct pps_kernels *k, const char *op, int rows, 
         return pps__kernels_fail(k, PPS_EINVAL, "%s: rows must be >= 1, got %d", op, rows);
     if (vocab < 1)
         return pps__kernels_fail(k, PPS_EINVAL, "%s: vocab must be >= 1, got %d", op, vocab);
-    TRY(need_ptr(k, op, "logits", logits));
-    TRY(need_ptr(k, op, "targets", targets));
-    TRY(need_ptr(k, op, "lse", lse));
+    TRY(NEED_PTRS(k, op, {"logits", logits}, {"targets", targets}, {"lse", lse}));
     return 0;
 }
 
@@ -347,10 +336,7 @@ int pps_kernels_adamw(struct pps_kernels *k, size_t n, const struct pps_adamw *h
                                  (double)hp->beta1, (double)hp->beta2);
     if (n == 0)
         return 0;
-    TRY(need_ptr(k, "adamw", "grad", grad));
-    TRY(need_ptr(k, "adamw", "param", param));
-    TRY(need_ptr(k, "adamw", "m", m));
-    TRY(need_ptr(k, "adamw", "v", v));
+    TRY(NEED_PTRS(k, "adamw", {"grad", grad}, {"param", param}, {"m", m}, {"v", v}));
     return k->ops->adamw(k, n, hp, step, grad, param, m, v);
 }
 

@@ -175,35 +175,35 @@ static int sweep(struct pps__mpi *t, struct pps_err *err)
     return 0;
 }
 
+/* Replaces *arr by itself grown to cap items of elem bytes; -1, *arr untouched, out of memory. */
+static int regrow(void **arr, int cap, size_t elem)
+{
+    void *p = realloc(*arr, (size_t)cap * elem);
+
+    if (!p)
+        return -1;
+    *arr = p;
+    return 0;
+}
+
 static int grow_pending(struct pps__mpi *t, struct pps_err *err)
 {
     int cap = t->cap ? t->cap * 2 : FIRST_SWEEP;
-    void *p;
 
     if (t->npend < t->cap)
         return 0;
     if (t->cap > INT_MAX / 2)
         return pps_err_set(err, PPS_ENOMEM, "mpi transport: too many sends in flight");
     /* Each array is replaced as soon as it grows, so a failure halfway leaves them consistent. */
-    if (!(p = realloc(t->reqs, (size_t)cap * sizeof(*t->reqs))))
-        goto nomem;
-    t->reqs = p;
-    if (!(p = realloc(t->bufs, (size_t)cap * sizeof(*t->bufs))))
-        goto nomem;
-    t->bufs = p;
-    if (!(p = realloc(t->dsts, (size_t)cap * sizeof(*t->dsts))))
-        goto nomem;
-    t->dsts = p;
-    if (!(p = realloc(t->idx, (size_t)cap * sizeof(*t->idx))))
-        goto nomem;
-    t->idx = p;
-    if (!(p = realloc(t->statuses, (size_t)cap * sizeof(*t->statuses))))
-        goto nomem;
-    t->statuses = p;
+    if (regrow((void **)&t->reqs, cap, sizeof(*t->reqs)) ||
+        regrow((void **)&t->bufs, cap, sizeof(*t->bufs)) ||
+        regrow((void **)&t->dsts, cap, sizeof(*t->dsts)) ||
+        regrow((void **)&t->idx, cap, sizeof(*t->idx)) ||
+        regrow((void **)&t->statuses, cap, sizeof(*t->statuses)))
+        return pps_err_set(err, PPS_ENOMEM, "mpi transport: out of memory for %d sends in flight",
+                           cap);
     t->cap = cap;
     return 0;
-nomem:
-    return pps_err_set(err, PPS_ENOMEM, "mpi transport: out of memory for %d sends in flight", cap);
 }
 
 static int mpi_send(struct pps_transport *base, int dst, const struct pps_msg_tag *tag,
@@ -393,6 +393,20 @@ static int mpi_allreduce_start(struct pps_transport *base, double *x, int n, str
     return 0;
 }
 
+/* Waits for (block) or tests the request of the sum in flight; *flag says whether it completed
+ * (when testing). An error abandons the sum. */
+static int nb_wait(struct pps__mpi *t, int block, int *flag, struct pps_err *err)
+{
+    int rc = block ? MPI_Wait(&t->nb_req, MPI_STATUS_IGNORE)
+                   : MPI_Test(&t->nb_req, flag, MPI_STATUS_IGNORE);
+
+    if (rc != MPI_SUCCESS) {
+        t->nb_state = NB_NONE;
+        return coll_error(err, rc, "allreduce_start");
+    }
+    return 0;
+}
+
 /* Moves the sum in flight along: waiting (block) or testing each request. 1 when it has
  * completed, 0 when not yet, or the error (the sum is then abandoned: its request leaks). */
 static int nb_progress(struct pps__mpi *t, int block, struct pps_err *err)
@@ -402,12 +416,8 @@ static int nb_progress(struct pps__mpi *t, int block, struct pps_err *err)
     if (t->nb_state == NB_NONE)
         return pps_err_set(err, PPS_EINVAL, "mpi transport: no sum in flight");
     if (t->nb_state == NB_GATHER) {
-        rc = block ? MPI_Wait(&t->nb_req, MPI_STATUS_IGNORE)
-                   : MPI_Test(&t->nb_req, &flag, MPI_STATUS_IGNORE);
-        if (rc != MPI_SUCCESS) {
-            t->nb_state = NB_NONE;
-            return coll_error(err, rc, "allreduce_start");
-        }
+        if ((rc = nb_wait(t, block, &flag, err)))
+            return rc;
         if (!block && !flag)
             return 0;
         gather_sum(t, t->nb_x, t->nb_n);
@@ -419,12 +429,8 @@ static int nb_progress(struct pps__mpi *t, int block, struct pps_err *err)
         t->nb_state = NB_BCAST;
     }
     flag = 0;
-    rc = block ? MPI_Wait(&t->nb_req, MPI_STATUS_IGNORE)
-               : MPI_Test(&t->nb_req, &flag, MPI_STATUS_IGNORE);
-    if (rc != MPI_SUCCESS) {
-        t->nb_state = NB_NONE;
-        return coll_error(err, rc, "allreduce_start");
-    }
+    if ((rc = nb_wait(t, block, &flag, err)))
+        return rc;
     if (!block && !flag)
         return 0;
     t->nb_state = NB_NONE;

@@ -225,19 +225,30 @@ static int wake_all(struct pps_transport_threads *hub, struct pps_err *err)
     return rc;
 }
 
-static void hub_destroy(struct pps_transport_threads *hub)
+/* Frees hub and what it holds: its first boxes mailboxes, and the locks that the flags say were
+ * made (a hub that pps_transport_threads_new() left half made). */
+static void hub_free(struct pps_transport_threads *hub, int boxes, int coll_cv, int coll_mu,
+                     int state_mu)
 {
-    for (int s = 0; s < hub->p; s++)
+    for (int s = 0; s < boxes; s++)
         box_release(&hub->boxes[s]);
-    (void)pthread_cond_destroy(&hub->coll_cv);
-    (void)pthread_mutex_destroy(&hub->coll_mu);
-    (void)pthread_mutex_destroy(&hub->state_mu);
+    if (coll_cv)
+        (void)pthread_cond_destroy(&hub->coll_cv);
+    if (coll_mu)
+        (void)pthread_mutex_destroy(&hub->coll_mu);
+    if (state_mu)
+        (void)pthread_mutex_destroy(&hub->state_mu);
     free(hub->coll_n);
     free(hub->coll_x);
     free(hub->left);
     free(hub->boxes);
     free(hub->endpoints);
     free(hub);
+}
+
+static void hub_destroy(struct pps_transport_threads *hub)
+{
+    hub_free(hub, hub->p, 1, 1, 1);
 }
 
 /* Drops one reference; the last one frees the hub. A failed lock leaks the hub rather than risk
@@ -257,6 +268,20 @@ static void hub_unref(struct pps_transport_threads *hub)
 
 /* ---- ops ----------------------------------------------------------------------------------- */
 
+/* What a send or a receive checks first: the peer (what it is to this call), the tag, and a
+ * buffer when there are bytes to move. */
+static int check_io(const struct pps_transport *t, int peer, const char *what,
+                    const struct pps_msg_tag *tag, const void *buf, size_t len, struct pps_err *err)
+{
+    int rc = check_peer(t, peer, what, err);
+
+    if (!rc)
+        rc = check_tag(tag, err);
+    if (!rc && len > 0 && !buf)
+        rc = pps_err_set(err, PPS_EINVAL, "threads transport: no buffer for %zu bytes", len);
+    return rc;
+}
+
 static int threads_send(struct pps_transport *t, int dst, const struct pps_msg_tag *tag,
                         const void *buf, size_t len, struct pps_err *err)
 {
@@ -265,11 +290,7 @@ static int threads_send(struct pps_transport *t, int dst, const struct pps_msg_t
     struct pps__mailbox *b;
     int rc;
 
-    rc = check_peer(t, dst, "destination", err);
-    if (!rc)
-        rc = check_tag(tag, err);
-    if (!rc && len > 0 && !buf)
-        rc = pps_err_set(err, PPS_EINVAL, "threads transport: no buffer for %zu bytes", len);
+    rc = check_io(t, dst, "destination", tag, buf, len, err);
     if (rc)
         return rc;
     if (len > SIZE_MAX - sizeof(*m))
@@ -317,11 +338,7 @@ static int threads_recv(struct pps_transport *t, int src, const struct pps_msg_t
     struct pps__tmsg *m = NULL;
     int rc;
 
-    rc = check_peer(t, src, "source", err);
-    if (!rc)
-        rc = check_tag(tag, err);
-    if (!rc && len > 0 && !buf)
-        rc = pps_err_set(err, PPS_EINVAL, "threads transport: no buffer for %zu bytes", len);
+    rc = check_io(t, src, "source", tag, buf, len, err);
     if (rc)
         return rc;
     rc = pps__tt_lock(&b->mu, err);
@@ -480,22 +497,8 @@ int pps_transport_threads_new(int p, struct pps_transport_threads **out, struct 
     *out = hub;
     hub = NULL;
 out:
-    if (hub) {
-        for (int s = 0; s < boxes; s++)
-            box_release(&hub->boxes[s]);
-        if (coll_cv)
-            (void)pthread_cond_destroy(&hub->coll_cv);
-        if (coll_mu)
-            (void)pthread_mutex_destroy(&hub->coll_mu);
-        if (state_mu)
-            (void)pthread_mutex_destroy(&hub->state_mu);
-        free(hub->coll_n);
-        free(hub->coll_x);
-        free(hub->left);
-        free(hub->boxes);
-        free(hub->endpoints);
-        free(hub);
-    }
+    if (hub)
+        hub_free(hub, boxes, coll_cv, coll_mu, state_mu);
     return rc;
 }
 

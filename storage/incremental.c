@@ -17,13 +17,6 @@
 
 #include "storage_int.h"
 
-/* A (rank, id) name of one file and its index in run->names. */
-struct name_ref {
-    int rank;
-    int32_t id;
-    int32_t index;
-};
-
 /* One file of the run: a shard, or the merged file. */
 struct follow_file {
     char *path;
@@ -35,7 +28,7 @@ struct follow_file {
     size_t n_ranks;
     struct pps_meta_entry *meta; /* the file's meta rows, as last read */
     size_t n_meta;
-    struct name_ref *refs; /* names seen, sorted by (rank, id) */
+    struct pps__name_ref *refs; /* names seen, sorted by (rank, id) */
     size_t n_refs, refs_cap;
 };
 
@@ -221,42 +214,25 @@ static int read_meta(struct pps_run_follow *f, struct follow_file *ff, int *cloc
         int64_t rank = sqlite3_column_int64(st, 0);
         const char *key = (const char *)sqlite3_column_text(st, 1);
         const char *value = (const char *)sqlite3_column_text(st, 2);
-        struct pps_meta_entry *e;
 
         if (rank < 0 || rank > INT16_MAX || !key || !value) {
             rc = pps_err_set(err, PPS_EFORMAT, "%s: truncated or corrupted (a meta row)", ff->path);
             goto out;
         }
-        if (n_ranks == 0 || ranks[n_ranks - 1].rank != rank) {
-            if (n_ranks)
-                pps__clock_finish(&ranks[n_ranks - 1], have);
-            if (pps__grow((void **)&ranks, &ranks_cap, n_ranks + 1, sizeof(*ranks))) {
-                rc = oom(ff->path, err);
-                goto out;
-            }
-            memset(&ranks[n_ranks], 0, sizeof(*ranks));
-            ranks[n_ranks++].rank = (int)rank;
-            memset(have, 0, sizeof(have));
+        if ((n_ranks == 0 || ranks[n_ranks - 1].rank != rank) &&
+            pps__clock_next(&ranks, &n_ranks, &ranks_cap, have, (int)rank)) {
+            rc = oom(ff->path, err);
+            goto out;
         }
         if ((rc = pps__clock_note(&ranks[n_ranks - 1], have, key, value, ff->path, err)))
             goto out;
-        if (pps__grow((void **)&meta, &meta_cap, n_meta + 1, sizeof(*meta))) {
-            rc = oom(ff->path, err);
-            goto out;
-        }
-        e = &meta[n_meta++];
-        e->rank = (int)rank;
-        e->key = strdup(key);
-        e->value = strdup(value);
-        if (!e->key || !e->value) {
+        if (pps__meta_push(&meta, &n_meta, &meta_cap, (int)rank, key, value)) {
             rc = oom(ff->path, err);
             goto out;
         }
     }
-    if (rc != SQLITE_DONE) {
-        rc = pps__sql_fail(ff->db, rc, ff->path, "cannot read", err);
+    if ((rc = pps__step_done(ff->db, rc, ff->path, err)))
         goto out;
-    }
     if (n_ranks)
         pps__clock_finish(&ranks[n_ranks - 1], have);
     rc = 0;
@@ -288,20 +264,6 @@ out:
     return rc;
 }
 
-static size_t ref_pos(const struct follow_file *ff, int rank, int32_t id)
-{
-    size_t lo = 0, hi = ff->n_refs;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        const struct name_ref *r = &ff->refs[mid];
-        if (r->rank < rank || (r->rank == rank && r->id < id))
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 /* New names of the file: each gets the next index of the run's names. */
 static int read_names(struct pps_run_follow *f, struct follow_file *ff, struct pps_err *err)
 {
@@ -323,7 +285,7 @@ static int read_names(struct pps_run_follow *f, struct follow_file *ff, struct p
                              (long long)id);
             goto out;
         }
-        at = ref_pos(ff, (int)rank, (int32_t)id);
+        at = pps__name_ref_pos(ff->refs, ff->n_refs, (int)rank, (int32_t)id);
         if (at < ff->n_refs && ff->refs[at].rank == rank && ff->refs[at].id == id)
             continue;
         if (f->n_names >= INT32_MAX) {
@@ -344,22 +306,10 @@ static int read_names(struct pps_run_follow *f, struct follow_file *ff, struct p
         ff->n_refs++;
         f->names[f->n_pending_names++] = copy;
     }
-    if (rc != SQLITE_DONE) {
-        rc = pps__sql_fail(ff->db, rc, ff->path, "cannot read", err);
-        goto out;
-    }
-    rc = 0;
+    rc = pps__step_done(ff->db, rc, ff->path, err);
 out:
     sqlite3_finalize(st);
     return rc;
-}
-
-static const struct pps__clock *find_rank(const struct follow_file *ff, int rank)
-{
-    for (size_t i = 0; i < ff->n_ranks; i++)
-        if (ff->ranks[i].rank == rank)
-            return &ff->ranks[i];
-    return NULL;
 }
 
 /* Up to limit (< 0: all) spans after the last rowid read; *n_read says how many. */
@@ -377,21 +327,9 @@ static int read_spans(struct pps_run_follow *f, struct follow_file *ff, int64_t 
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         struct pps_span s;
 
-        if ((rc = pps__span_row(st, ff->path, &s, err)))
+        if ((rc = pps__span_read(st, ff->path, ff->refs, ff->n_refs, ff->ranks, ff->n_ranks, &ri,
+                                 &s, err)))
             goto out;
-        if (s.name_id >= 0) {
-            size_t at = ref_pos(ff, s.rank, s.name_id);
-            s.name_id =
-                at < ff->n_refs && ff->refs[at].rank == s.rank && ff->refs[at].id == s.name_id
-                    ? ff->refs[at].index
-                    : -1;
-        }
-        if (s.clock == PPS_CLOCK_HOST) {
-            if (!ri || ri->rank != s.rank)
-                ri = find_rank(ff, s.rank);
-            if (ri && (rc = pps__clock_align_span(ri, &s, ff->path, err)))
-                goto out;
-        }
         if (pps__grow((void **)&f->spans, &f->spans_cap, f->n_spans + 1, sizeof(*f->spans))) {
             rc = oom(ff->path, err);
             goto out;
@@ -402,11 +340,7 @@ static int read_spans(struct pps_run_follow *f, struct follow_file *ff, int64_t 
         ff->last_span = sqlite3_column_int64(st, 13);
         (*n_read)++;
     }
-    if (rc != SQLITE_DONE) {
-        rc = pps__sql_fail(ff->db, rc, ff->path, "cannot read", err);
-        goto out;
-    }
-    rc = 0;
+    rc = pps__step_done(ff->db, rc, ff->path, err);
 out:
     sqlite3_reset(st);
     return rc;
@@ -430,11 +364,7 @@ static int read_metrics(struct pps_run_follow *f, struct follow_file *ff, struct
         f->n_metrics++;
         ff->last_metric = sqlite3_column_int64(st, 8);
     }
-    if (rc != SQLITE_DONE) {
-        rc = pps__sql_fail(ff->db, rc, ff->path, "cannot read", err);
-        goto out;
-    }
-    rc = 0;
+    rc = pps__step_done(ff->db, rc, ff->path, err);
 out:
     sqlite3_reset(st);
     return rc;
@@ -553,15 +483,7 @@ static void run_clear(struct pps_run_follow *f, struct pps_run *run)
     char *path = run->path;
     int merged = run->merged;
 
-    free(run->schedule);
-    meta_release(run->meta, run->n_meta);
-    for (int i = 0; i < run->n_stages; i++)
-        free(run->stages[i].spans);
-    free(run->stages);
-    free(run->metrics);
-    for (size_t i = 0; i < run->n_names; i++)
-        free(run->names[i]);
-    free(run->names);
+    pps__run_free_data(run);
     memset(run, 0, sizeof(*run));
     run->path = path;
     run->merged = merged;

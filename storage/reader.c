@@ -14,13 +14,6 @@
 
 #include "storage_int.h"
 
-/* A (rank, id) name of one file and its index in run->names. */
-struct name_ref {
-    int rank;
-    int32_t id;
-    int32_t index;
-};
-
 struct loader {
     struct pps_run *run;
     const char *path; /* the file being read */
@@ -31,7 +24,7 @@ struct loader {
 
     struct pps__clock *ranks; /* of the file being read, sorted by rank */
     size_t n_ranks, ranks_cap;
-    struct name_ref *refs; /* of the file being read, sorted by (rank, id) */
+    struct pps__name_ref *refs; /* of the file being read, sorted by (rank, id) */
     size_t n_refs, refs_cap;
     struct pps__rank_set *claimed; /* the shards' ranks so far; NULL for a merged file */
 };
@@ -79,6 +72,31 @@ static int prepare(struct loader *ld, sqlite3 *db, const char *sql, sqlite3_stmt
                    struct pps_err *err)
 {
     return pps__prepare(db, sql, ld->path, st, err);
+}
+
+int pps__step_done(sqlite3 *db, int rc, const char *path, struct pps_err *err)
+{
+    return rc == SQLITE_DONE ? 0 : pps__sql_fail(db, rc, path, "cannot read", err);
+}
+
+/* The one number that sql ("SELECT count(*) ...") returns, into *n. */
+static int count_rows(struct loader *ld, sqlite3 *db, const char *sql, int64_t *n,
+                      struct pps_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+
+    if ((rc = prepare(ld, db, sql, &st, err)))
+        goto out;
+    if ((rc = sqlite3_step(st)) != SQLITE_ROW) {
+        rc = pps__sql_fail(db, rc, ld->path, "cannot read", err);
+        goto out;
+    }
+    *n = sqlite3_column_int64(st, 0);
+    rc = 0;
+out:
+    sqlite3_finalize(st);
+    return rc;
 }
 
 int pps__parse_i64(const char *s, int64_t *out)
@@ -129,6 +147,32 @@ void pps__clock_finish(struct pps__clock *ri, const int have[4])
         ri->o0 = ri->o1; /* only the end offset: use it throughout */
 }
 
+int pps__clock_next(struct pps__clock **ranks, size_t *n, size_t *cap, int have[4], int rank)
+{
+    if (*n)
+        pps__clock_finish(&(*ranks)[*n - 1], have);
+    if (pps__grow((void **)ranks, cap, *n + 1, sizeof(**ranks)))
+        return -1;
+    memset(&(*ranks)[*n], 0, sizeof(**ranks));
+    (*ranks)[(*n)++].rank = rank;
+    memset(have, 0, 4 * sizeof(*have));
+    return 0;
+}
+
+int pps__meta_push(struct pps_meta_entry **meta, size_t *n, size_t *cap, int rank, const char *key,
+                   const char *value)
+{
+    struct pps_meta_entry *e;
+
+    if (pps__grow((void **)meta, cap, *n + 1, sizeof(**meta)))
+        return -1;
+    e = &(*meta)[(*n)++];
+    e->rank = rank;
+    e->key = strdup(key);
+    e->value = strdup(value);
+    return e->key && e->value ? 0 : -1;
+}
+
 static int load_meta(struct loader *ld, sqlite3 *db, struct pps_err *err)
 {
     struct pps_run *run = ld->run;
@@ -142,7 +186,6 @@ static int load_meta(struct loader *ld, sqlite3 *db, struct pps_err *err)
         int64_t rank = sqlite3_column_int64(st, 0);
         const char *key = (const char *)sqlite3_column_text(st, 1);
         const char *value = (const char *)sqlite3_column_text(st, 2);
-        struct pps_meta_entry *e;
 
         if (rank < 0 || rank > INT16_MAX) {
             rc = corrupt(ld, "meta rank", rank, err);
@@ -156,39 +199,22 @@ static int load_meta(struct loader *ld, sqlite3 *db, struct pps_err *err)
             goto out;
         }
         if (ld->n_ranks == 0 || ld->ranks[ld->n_ranks - 1].rank != rank) {
-            if (ld->n_ranks)
-                pps__clock_finish(&ld->ranks[ld->n_ranks - 1], have);
             if (ld->claimed && (rc = pps__rank_claim(ld->claimed, (int)rank, ld->path, err)))
                 goto out;
-            if (pps__grow((void **)&ld->ranks, &ld->ranks_cap, ld->n_ranks + 1,
-                          sizeof(*ld->ranks))) {
+            if (pps__clock_next(&ld->ranks, &ld->n_ranks, &ld->ranks_cap, have, (int)rank)) {
                 rc = oom(ld, err);
                 goto out;
             }
-            memset(&ld->ranks[ld->n_ranks], 0, sizeof(*ld->ranks));
-            ld->ranks[ld->n_ranks++].rank = (int)rank;
-            memset(have, 0, sizeof(have));
         }
         if ((rc = pps__clock_note(&ld->ranks[ld->n_ranks - 1], have, key, value, ld->path, err)))
             goto out;
-        if (pps__grow((void **)&run->meta, &ld->meta_cap, run->n_meta + 1, sizeof(*run->meta))) {
-            rc = oom(ld, err);
-            goto out;
-        }
-        e = &run->meta[run->n_meta];
-        e->rank = (int)rank;
-        e->key = strdup(key);
-        e->value = strdup(value);
-        run->n_meta++;
-        if (!e->key || !e->value) {
+        if (pps__meta_push(&run->meta, &run->n_meta, &ld->meta_cap, (int)rank, key, value)) {
             rc = oom(ld, err);
             goto out;
         }
     }
-    if (rc != SQLITE_DONE) {
-        rc = pps__sql_fail(db, rc, ld->path, "cannot read", err);
+    if ((rc = pps__step_done(db, rc, ld->path, err)))
         goto out;
-    }
     if (ld->n_ranks)
         pps__clock_finish(&ld->ranks[ld->n_ranks - 1], have);
     rc = 0;
@@ -230,44 +256,43 @@ static int load_names(struct loader *ld, sqlite3 *db, struct pps_err *err)
         ld->refs[ld->n_refs++].index = (int32_t)run->n_names;
         run->names[run->n_names++] = copy;
     }
-    if (rc != SQLITE_DONE) {
-        rc = pps__sql_fail(db, rc, ld->path, "cannot read", err);
-        goto out;
-    }
-    rc = 0;
+    rc = pps__step_done(db, rc, ld->path, err);
 out:
     sqlite3_finalize(st);
     return rc;
 }
 
-static const struct pps__clock *find_rank(const struct loader *ld, int rank)
+const struct pps__clock *pps__clock_find(const struct pps__clock *ranks, size_t n, int rank)
 {
-    size_t lo = 0, hi = ld->n_ranks;
+    size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (ld->ranks[mid].rank < rank)
+        if (ranks[mid].rank < rank)
             lo = mid + 1;
         else
             hi = mid;
     }
-    return lo < ld->n_ranks && ld->ranks[lo].rank == rank ? &ld->ranks[lo] : NULL;
+    return lo < n && ranks[lo].rank == rank ? &ranks[lo] : NULL;
 }
 
-/* The index in run->names of the file's name (rank, id), or -1. */
-static int32_t find_name(const struct loader *ld, int rank, int32_t id)
+size_t pps__name_ref_pos(const struct pps__name_ref *refs, size_t n, int rank, int32_t id)
 {
-    size_t lo = 0, hi = ld->n_refs;
+    size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        const struct name_ref *r = &ld->refs[mid];
+        const struct pps__name_ref *r = &refs[mid];
         if (r->rank < rank || (r->rank == rank && r->id < id))
             lo = mid + 1;
         else
             hi = mid;
     }
-    if (lo < ld->n_refs && ld->refs[lo].rank == rank && ld->refs[lo].id == id)
-        return ld->refs[lo].index;
-    return -1;
+    return lo;
+}
+
+int32_t pps__name_ref_find(const struct pps__name_ref *refs, size_t n, int rank, int32_t id)
+{
+    size_t at = pps__name_ref_pos(refs, n, rank, id);
+    return at < n && refs[at].rank == rank && refs[at].id == id ? refs[at].index : -1;
 }
 
 int pps__clock_align(const struct pps__clock *ri, int64_t t, int64_t *out)
@@ -383,6 +408,25 @@ int pps__clock_align_span(const struct pps__clock *ri, struct pps_span *s, const
     return 0;
 }
 
+int pps__span_read(sqlite3_stmt *st, const char *path, const struct pps__name_ref *refs,
+                   size_t n_refs, const struct pps__clock *ranks, size_t n_ranks,
+                   const struct pps__clock **ri, struct pps_span *s, struct pps_err *err)
+{
+    int rc;
+
+    if ((rc = pps__span_row(st, path, s, err)))
+        return rc;
+    if (s->name_id >= 0)
+        s->name_id = pps__name_ref_find(refs, n_refs, s->rank, s->name_id);
+    if (s->clock == PPS_CLOCK_HOST) {
+        if (!*ri || (*ri)->rank != s->rank)
+            *ri = pps__clock_find(ranks, n_ranks, s->rank);
+        if (*ri && (rc = pps__clock_align_span(*ri, s, path, err)))
+            return rc;
+    }
+    return 0;
+}
+
 static int load_spans(struct loader *ld, sqlite3 *db, struct pps_err *err)
 {
     const struct pps__clock *ri = NULL;
@@ -395,26 +439,17 @@ static int load_spans(struct loader *ld, sqlite3 *db, struct pps_err *err)
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         struct pps_span s;
 
-        if ((rc = pps__span_row(st, ld->path, &s, err)))
+        if ((rc = pps__span_read(st, ld->path, ld->refs, ld->n_refs, ld->ranks, ld->n_ranks, &ri,
+                                 &s, err)))
             goto out;
-        if (s.name_id >= 0)
-            s.name_id = find_name(ld, s.rank, s.name_id);
-        if (s.clock == PPS_CLOCK_HOST) {
-            if (!ri || ri->rank != s.rank)
-                ri = find_rank(ld, s.rank);
-            if (ri && (rc = pps__clock_align_span(ri, &s, ld->path, err)))
-                goto out;
-        }
         if (s.iter > ld->max_iter)
             ld->max_iter = s.iter;
         if ((rc = add_span(ld, &s, err)))
             goto out;
         n_read++;
     }
-    if (rc != SQLITE_DONE) {
-        rc = pps__sql_fail(db, rc, ld->path, "cannot read", err);
+    if ((rc = pps__step_done(db, rc, ld->path, err)))
         goto out;
-    }
     /*
      * The scan above read every page of the table; counting through the (stage, start_ns) index
      * reads every page of the index, for a few milliseconds per million spans. Together they
@@ -423,13 +458,8 @@ static int load_spans(struct loader *ld, sqlite3 *db, struct pps_err *err)
      */
     sqlite3_finalize(st);
     st = NULL;
-    if ((rc = prepare(ld, db, "SELECT count(*) FROM spans", &st, err)))
+    if ((rc = count_rows(ld, db, "SELECT count(*) FROM spans", &n_indexed, err)))
         goto out;
-    if ((rc = sqlite3_step(st)) != SQLITE_ROW) {
-        rc = pps__sql_fail(db, rc, ld->path, "cannot read", err);
-        goto out;
-    }
-    n_indexed = sqlite3_column_int64(st, 0);
     if (n_indexed != n_read) {
         rc = pps_err_set(err, PPS_EFORMAT,
                          "%s: truncated or corrupted (the spans index has %lld rows, the table "
@@ -482,11 +512,7 @@ static int load_metrics(struct loader *ld, sqlite3 *db, struct pps_err *err)
             goto out;
         run->n_metrics++;
     }
-    if (rc != SQLITE_DONE) {
-        rc = pps__sql_fail(db, rc, ld->path, "cannot read", err);
-        goto out;
-    }
-    rc = 0;
+    rc = pps__step_done(db, rc, ld->path, err);
 out:
     sqlite3_finalize(st);
     return rc;
@@ -499,7 +525,7 @@ out:
 static int check_kinds(struct loader *ld, sqlite3 *db, struct pps_err *err)
 {
     sqlite3_stmt *st = NULL;
-    int64_t n_read = 0;
+    int64_t n_read = 0, n_indexed = 0;
     int rc;
 
     /* compute, which the index on name lacks, makes SQLite read the table itself */
@@ -519,19 +545,13 @@ static int check_kinds(struct loader *ld, sqlite3 *db, struct pps_err *err)
             goto out;
         }
     }
-    if (rc != SQLITE_DONE) {
-        rc = pps__sql_fail(db, rc, ld->path, "cannot read", err);
+    if ((rc = pps__step_done(db, rc, ld->path, err)))
         goto out;
-    }
     sqlite3_finalize(st);
     st = NULL;
-    if ((rc = prepare(ld, db, "SELECT count(*) FROM kinds", &st, err)))
+    if ((rc = count_rows(ld, db, "SELECT count(*) FROM kinds", &n_indexed, err)))
         goto out;
-    if ((rc = sqlite3_step(st)) != SQLITE_ROW) {
-        rc = pps__sql_fail(db, rc, ld->path, "cannot read", err);
-        goto out;
-    }
-    if (sqlite3_column_int64(st, 0) != n_read) {
+    if (n_indexed != n_read) {
         rc =
             pps_err_set(err, PPS_EFORMAT, "%s: truncated or corrupted (the kinds index)", ld->path);
         goto out;
@@ -757,11 +777,8 @@ out:
     return rc;
 }
 
-void pps_run_free(struct pps_run *run)
+void pps__run_free_data(struct pps_run *run)
 {
-    if (!run)
-        return;
-    free(run->path);
     free(run->schedule);
     for (size_t i = 0; i < run->n_meta; i++) {
         free(run->meta[i].key);
@@ -775,6 +792,14 @@ void pps_run_free(struct pps_run *run)
     for (size_t i = 0; i < run->n_names; i++)
         free(run->names[i]);
     free(run->names);
+}
+
+void pps_run_free(struct pps_run *run)
+{
+    if (!run)
+        return;
+    free(run->path);
+    pps__run_free_data(run);
     free(run);
 }
 

@@ -96,6 +96,25 @@ int pps__parse_i64(const char *s, int64_t *out);
 /* sqlite3_prepare_v2 with the reader's reasons: a missing column is "not a ppscope trace". */
 int pps__prepare(sqlite3 *db, const char *sql, const char *path, sqlite3_stmt **st,
                  struct pps_err *err);
+/* The end of a sqlite3_step() loop: 0 when rc is SQLITE_DONE, else pps__sql_fail(db, rc, path,
+ * "cannot read", err). */
+int pps__step_done(sqlite3 *db, int rc, const char *path, struct pps_err *err);
+
+/* A (rank, id) name of one file and its index in run->names. */
+struct pps__name_ref {
+    int rank;
+    int32_t id;
+    int32_t index;
+};
+/* Where (rank, id) is or would go in refs[0..n), sorted by (rank, id). */
+size_t pps__name_ref_pos(const struct pps__name_ref *refs, size_t n, int rank, int32_t id);
+/* The index in run->names of the file's name (rank, id), or -1 when refs lacks it. */
+int32_t pps__name_ref_find(const struct pps__name_ref *refs, size_t n, int rank, int32_t id);
+
+/* Appends a copy of one meta row to *meta (n items, capacity *cap); -1 when out of memory, with
+ * the row counted in *n all the same, so that releasing n items frees what it holds. */
+int pps__meta_push(struct pps_meta_entry **meta, size_t *n, size_t *cap, int rank, const char *key,
+                   const char *value);
 
 /* How a rank's host clock maps onto rank 0's (meta keys clock_offset_* and clock_sync_*). */
 struct pps__clock {
@@ -113,6 +132,9 @@ int pps__clock_note(struct pps__clock *ri, int have[4], const char *key, const c
                     const char *path, struct pps_err *err);
 /* The offset model from the keys present: linear between two sync points, else constant. */
 void pps__clock_finish(struct pps__clock *ri, const int have[4]);
+/* Finishes the clock of the last rank in *ranks (have[] from its rows), then appends a zeroed one
+ * for rank and clears have[]: the meta rows of a new rank start. -1 when out of memory. */
+int pps__clock_next(struct pps__clock **ranks, size_t *n, size_t *cap, int have[4], int rank);
 /* t on rank 0's clock: t + offset(t). -1 if that leaves int64. */
 int pps__clock_align(const struct pps__clock *ri, int64_t t, int64_t *out);
 /* Moves a host-clock span's start and end onto rank 0's clock (nothing without an offset);
@@ -130,6 +152,14 @@ int pps__clock_align_span(const struct pps__clock *ri, struct pps_span *s, const
  * end beyond +-PPS__TIME_LIMIT, or an end more than that before its start, is corrupted. Times
  * are raw and name_id is the file's (rank, id) id: the caller aligns and maps them. */
 int pps__span_row(sqlite3_stmt *st, const char *path, struct pps_span *s, struct pps_err *err);
+/* The entry of rank in ranks[0..n), sorted by rank, or NULL. */
+const struct pps__clock *pps__clock_find(const struct pps__clock *ranks, size_t n, int rank);
+/* A spans row as the run holds it: pps__span_row(), then its name_id made the run's index
+ * through refs (-1 when refs lacks it), and a host-clock span moved onto rank 0's clock by its
+ * rank's entry in ranks (pps__clock_find(); *ri keeps the last one found, NULL at first). */
+int pps__span_read(sqlite3_stmt *st, const char *path, const struct pps__name_ref *refs,
+                   size_t n_refs, const struct pps__clock *ranks, size_t n_ranks,
+                   const struct pps__clock **ri, struct pps_span *s, struct pps_err *err);
 int pps__metric_row(sqlite3_stmt *st, const char *path, struct pps_metric *m, struct pps_err *err);
 
 /* The orders of a loaded run: spans by start, end, then every field (ties the same whatever the
@@ -140,5 +170,8 @@ int pps__meta_cmp(const void *a, const void *b);
 /* run->p, m, v and schedule from its (sorted) meta; a p, m or v that is not a count is
  * PPS_EFORMAT. */
 int pps__run_meta_counts(struct pps_run *run, struct pps_err *err);
+/* Frees what run holds but its path (schedule, meta, spans, metrics, names), leaving the fields
+ * as they were: the caller frees run or clears them. */
+void pps__run_free_data(struct pps_run *run);
 
 #endif
