@@ -3,6 +3,7 @@
  * run, the measured bubble beside the theory and the simulator's prediction, and one line that
  * says what the difference means. analysis/ computes every figure; this file only prints them.
  */
+#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -328,29 +329,35 @@ int pps_cmd_report(int argc, char **argv)
     struct pps_run *run = NULL;
     struct pps_report *rep = NULL;
     struct pps_err err = {0, ""};
-    int json = 0, options_done = 0;
+    int json = 0;
     int rc = PPS_EXIT_OK;
 
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
+    static const struct option longopts[] = {
+        {"json", no_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int c;
 
-        if (!options_done && !strcmp(a, "--")) {
-            options_done = 1;
-        } else if (!options_done && (!strcmp(a, "-h") || !strcmp(a, "--help"))) {
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        if (c == 'h') {
             fputs(usage_text, stdout);
             goto out;
-        } else if (!options_done && !strcmp(a, "--json")) {
+        } else if (c == 'j') {
             json = 1;
-        } else if (!options_done && a[0] == '-' && a[1]) {
-            rc = pps_cli_usage_error("report", "unknown option '%s'", a);
-            goto out;
-        } else if (path) {
-            rc = pps_cli_usage_error("report", "one run at a time: got '%s' and '%s'", path, a);
-            goto out;
         } else {
-            path = a;
+            rc = pps_cli_usage_error("report", "unknown option '%s'", argv[optind - 1]);
+            goto out;
         }
     }
+    if (argc - optind > 1) {
+        rc = pps_cli_usage_error("report", "one run at a time: got '%s' and '%s'", argv[optind],
+                                 argv[optind + 1]);
+        goto out;
+    }
+    path = optind < argc ? argv[optind] : NULL;
     if (!path) {
         rc = pps_cli_usage_error("report", "missing RUN (a run directory or a merged file)");
         goto out;

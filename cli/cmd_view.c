@@ -2,6 +2,7 @@
  * cmd_view.c - `ppscope view RUN [RUN_B]`: the terminal UI over a run (live or finished) or two
  * (A/B). tui/ does the work; this file reads the command line and picks the mode.
  */
+#include <getopt.h>
 #include <langinfo.h>
 #include <locale.h>
 #include <stdio.h>
@@ -66,12 +67,26 @@ static void terminal_size(int *cols, int *rows)
     }
 }
 
+enum { OPT_ONCE = 256, OPT_ASCII, OPT_NO_COLOR, OPT_SIZE, OPT_KEYS, OPT_DELAY };
+
 int pps_cmd_view(int argc, char **argv)
 {
+    static const struct option longopts[] = {
+        {"once", no_argument, NULL, OPT_ONCE},
+        {"ascii", no_argument, NULL, OPT_ASCII},
+        {"no-color", no_argument, NULL, OPT_NO_COLOR},
+        {"no-colour", no_argument, NULL, OPT_NO_COLOR},
+        {"size", required_argument, NULL, OPT_SIZE},
+        {"keys", required_argument, NULL, OPT_KEYS},
+        {"delay", required_argument, NULL, OPT_DELAY},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int c;
     const char *paths[2] = {NULL, NULL}, *keys = NULL, *no_color = getenv("NO_COLOR");
     struct pps_tui_opts opts = {0, 1, 0.5};
     struct pps_err err = {0, ""};
-    int once = 0, cols = 120, rows = 40, size_given = 0, n_paths = 0, options_done = 0, rc;
+    int once = 0, cols = 120, rows = 40, size_given = 0, n_paths = 0, rc;
     const char *codeset;
 
     if (no_color && no_color[0])
@@ -80,39 +95,45 @@ int pps_cmd_view(int argc, char **argv)
     codeset = nl_langinfo(CODESET);
     if (!codeset || (strcmp(codeset, "UTF-8") && strcmp(codeset, "utf8")))
         opts.ascii = 1;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-
-        if (!options_done && !strcmp(a, "--")) {
-            options_done = 1;
-        } else if (!options_done && (!strcmp(a, "-h") || !strcmp(a, "--help"))) {
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'h':
             fputs(usage_text, stdout);
             return PPS_EXIT_OK;
-        } else if (!options_done && !strcmp(a, "--once")) {
+        case OPT_ONCE:
             once = 1;
-        } else if (!options_done && !strcmp(a, "--ascii")) {
+            break;
+        case OPT_ASCII:
             opts.ascii = 1;
-        } else if (!options_done && (!strcmp(a, "--no-color") || !strcmp(a, "--no-colour"))) {
+            break;
+        case OPT_NO_COLOR:
             opts.color = 0;
-        } else if (!options_done && !strcmp(a, "--size")) {
-            if (i + 1 >= argc || parse_size(argv[++i], &cols, &rows) < 0)
+            break;
+        case OPT_SIZE:
+            if (parse_size(optarg, &cols, &rows) < 0)
                 return pps_cli_usage_error("view", "--size takes COLSxROWS, e.g. 120x40");
             size_given = 1;
-        } else if (!options_done && !strcmp(a, "--keys")) {
-            if (i + 1 >= argc)
-                return pps_cli_usage_error("view", "--keys takes a key script");
-            keys = argv[++i];
-        } else if (!options_done && !strcmp(a, "--delay")) {
-            if (i + 1 >= argc || pps_parse_double(argv[++i], 0.01, 3600, &opts.delay_s) < 0)
+            break;
+        case OPT_KEYS:
+            keys = optarg;
+            break;
+        case OPT_DELAY:
+            if (pps_parse_double(optarg, 0.01, 3600, &opts.delay_s) < 0)
                 return pps_cli_usage_error("view", "--delay takes seconds, 0.01 to 3600");
-        } else if (!options_done && a[0] == '-' && a[1]) {
-            return pps_cli_usage_error("view", "unknown option '%s'", a);
-        } else if (n_paths == 2) {
-            return pps_cli_usage_error("view", "at most two runs (A and B): got a third, '%s'", a);
-        } else {
-            paths[n_paths++] = a;
+            break;
+        case ':':
+            return pps_cli_usage_error("view", "%s needs a value", argv[optind - 1]);
+        default:
+            return pps_cli_usage_error("view", "unknown option '%s'", argv[optind - 1]);
         }
     }
+    if (argc - optind > 2)
+        return pps_cli_usage_error("view", "at most two runs (A and B): got a third, '%s'",
+                                   argv[optind + 2]);
+    for (; optind < argc; optind++)
+        paths[n_paths++] = argv[optind];
     if (!n_paths)
         return pps_cli_usage_error("view", "missing RUN (a run directory or a merged file)");
     if (keys && !once)
