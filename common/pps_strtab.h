@@ -109,11 +109,14 @@ static inline int pps_strtab_reserve(struct pps_strtab *t)
  */
 static inline int32_t pps_strtab_add(struct pps_strtab *t, char *copy)
 {
-    size_t slot = 0;
+    size_t mask = t->n_slots - 1, i = (size_t)pps__strtab_hash(copy) & mask;
 
-    pps__strtab_probe(t, copy, &slot);
+    /* t does not hold copy, so its slot is the first empty one on its probe path: no string
+     * needs comparing (reserve made room, so there is one). */
+    while (t->slots[i] >= 0)
+        i = (i + 1) & mask;
     t->strs[t->n] = copy;
-    t->slots[slot] = (int32_t)t->n;
+    t->slots[i] = (int32_t)t->n;
     return (int32_t)t->n++;
 }
 

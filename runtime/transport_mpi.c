@@ -108,6 +108,7 @@ static int encode(const struct pps__mpi *t, int peer, const char *what,
 {
     unsigned long v;
 
+    *out = 0; /* written on every path: a caller never reads a tag that was not made */
     if (peer < 0 || peer >= t->base.p)
         return pps_err_set(err, PPS_EINVAL, "mpi transport: %s stage %d is not in 0..%d", what,
                            peer, t->base.p - 1);
