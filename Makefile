@@ -1,4 +1,9 @@
 # The two things a new user does, and the pieces behind them. CMake does the real work in $(BUILD).
+#
+# Only `make check` and `make demo` install what is missing (scripts/install-deps.sh names each
+# package and why before it runs apt-get); `make deps` does just that. A build alone (`make`,
+# `make build`) never runs apt-get or sudo: when something is missing, CMake says what, and a
+# one-line hint names `make deps`.
 BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
@@ -8,15 +13,31 @@ CMAKE_FLAGS ?=
 all: build
 
 deps:
-	@./scripts/install-deps.sh
+	@./scripts/install-deps.sh "$(DEPS_FOR)"
 
+# What asked for the packages, for install-deps.sh's message.
+DEPS_FOR = make $(or $(firstword $(filter check demo,$(MAKECMDGOALS))),deps)
+ifneq ($(filter check demo,$(MAKECMDGOALS)),)
 configure: deps
-	@cmake -S . -B $(BUILD) $(CMAKE_FLAGS) >/dev/null
+endif
 
+# --log-level=NOTICE hides CMake's progress lines; errors, warnings and ppscope's summary of what
+# it found (cmake/PpsDependency.cmake) still show. CMAKE_RULE_MESSAGES=OFF makes the build print
+# a line per target, not per file (CMAKE_FLAGS=-DCMAKE_RULE_MESSAGES=ON brings those back).
+DEPS_HINT = make: configure failed; 'make deps' (scripts/install-deps.sh) installs what it needs
+configure:
+	@cmake -S . -B $(BUILD) --log-level=NOTICE -DCMAKE_RULE_MESSAGES=OFF $(CHECK_FLAGS) \
+	    $(CMAKE_FLAGS) || { echo "$(DEPS_HINT)" >&2; exit 1; }
+
+# The Makefiles CMake generates recurse, and run under this make every level would print
+# "Entering directory" twice per target. GNUMAKEFLAGS reaches GNU make only (not Ninja).
 build: configure
-	@cmake --build $(BUILD) -j $(JOBS)
+	@GNUMAKEFLAGS=--no-print-directory cmake --build $(BUILD) -j $(JOBS)
 
 # Every test except the benchmarks; tests that need what this machine lacks report skipped.
+# Warnings are errors here (as in CI), not in a user's build; the setting stays in $(BUILD)'s cache.
+# (A variable of its own, so that `make check CMAKE_FLAGS=...` keeps it.)
+check: CHECK_FLAGS = -DPPS_WERROR=ON
 check: build
 	@cd $(BUILD) && ctest -LE bench --output-on-failure -j $(JOBS)
 

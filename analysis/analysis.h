@@ -1,17 +1,22 @@
 /*
  * analysis.h - what a loaded run means: per-iteration, per-stage busy time by kind, idle, the
- * measured bubble, the theory beside it, and the simulator's prediction for the run's schedule
- * with the op costs the run measured.
+ * measured bubble, the theory beside it, the simulator's prediction for the run's schedule with
+ * the op costs and links the run measured, the links and the host themselves, the verdict and
+ * the flags that say why.
  *
  * Definitions (docs/analysis.md says them for users):
- *   iteration window  [earliest start, latest end] of the spans labelled with that iteration,
- *                     over all stages; spans without an iteration (iter < 0) open no window
+ *   stages            those the run has: with p known 0..p-1 and any that recorded spans,
+ *                     without p only those that recorded spans
+ *   iteration window  [earliest start, latest end] of the compute spans labelled with that
+ *                     iteration, over all stages; other spans, and spans without an iteration
+ *                     (iter < 0), open no window but are measured inside the windows they meet
  *   busy              time the stage spends in compute spans (F, B, W, BW, OPT) inside the
  *                     window: their union, clipped to the window, whatever their iteration label,
  *                     so overlapping spans are not counted twice
  *   idle              window - busy (waiting, communicating or doing nothing)
- *   bubble            sum of idle over stages / (stages * window); the run's bubble is the mean
- *                     of its iterations' bubbles
+ *   bubble            sum of idle over the stages / (stages * window); the run's bubble is the
+ *                     mean of its iterations' bubbles
+ *   iteration time    the steady period (one iteration's end to the next's), else the window
  * No I/O here: the CLI and the TUI print what this computes.
  *
  *   struct pps_report *rep = NULL;
@@ -30,12 +35,15 @@
 #include "schedule.h"
 #include "storage.h"
 
-/* A measured bubble this far above or below the prediction (a fraction: 0.05 = 5 percentage
- * points) is not explained by the schedule and its measured op costs. */
-#define PPS_VERDICT_MARGIN 0.05
+/* The verdict's tolerance: at least this far (a fraction: 0.02 = 2 percentage points) from the
+ * prediction, or PPS_VERDICT_SIGMAS times the run's own iteration-to-iteration spread when that
+ * is wider, a measured bubble is not explained by the schedule and its measured op costs. */
+#define PPS_VERDICT_FLOOR  0.02
+#define PPS_VERDICT_SIGMAS 2.0
 
 struct pps_stage_stats {
     int stage;
+    int present; /* the run has this stage: it recorded spans, or the run's p includes it */
     /* Time by span kind inside the window (compute and communication), each kind's spans
      * counted as a union; indexed by enum pps_span_kind. */
     double busy_ns[PPS_SPAN_KIND_COUNT];
@@ -55,29 +63,72 @@ struct pps_iter_stats {
     struct pps_stage_stats *stages;
 };
 
+/* One direction of the link between two stages, as its messages measured it (links.c). */
+struct pps_link_stats {
+    int from, to;
+    long n_msgs;    /* messages matched: a SEND and its RECV, by message id */
+    long n_blocked; /* of them, those whose receiver waited for it (a WAIT) */
+    /* Transfer time per message, from the send's start to the receive's end. Where the receiver
+     * waited, that is the time the message took; where it came late, the message sat waiting
+     * and the figure is only an upper bound. latency_ns is the median over the receives that
+     * waited (over all, with bounded = 1, when none did); min_ns the smallest of all. */
+    double latency_ns;
+    double min_ns;
+    int bounded;
+};
+
+/* What the host gave the stage threads (meta host_*, written by the runtime; host.h). */
+struct pps_host_stats {
+    int known;            /* some stage has a measured run delay */
+    double run_delay_ns;  /* waited, runnable, for a core: summed over stages */
+    double wall_ns;       /* the time that covers, summed over stages */
+    double contention;    /* run_delay_ns / wall_ns: the share of stage time spent waiting for a
+                             core; NaN when unknown */
+    double worst;         /* the largest one stage's share */
+    int worst_stage;
+    int stage_threads;    /* stages on the busiest host */
+    int cpus;             /* the cores that host's processes may use, 0 when unknown */
+};
+
+/* What the verdict compares: per-iteration windows, or the steady state. */
+enum pps_basis {
+    PPS_BASIS_ITERATION = 0, /* each iteration's window, an optimizer barrier between them */
+    PPS_BASIS_STEADY = 1,    /* iterations back to back (post-validation: they overlap) */
+};
+
 struct pps_report {
     int p, m;       /* from the run's metadata; 0 where absent */
     int v;          /* chunks per stage: the run's v, 1 where absent */
     int sched_kind; /* enum pps_sched_kind, -1 if the run's schedule is unknown */
     int complete;
-    int64_t dropped;     /* spans dropped by the tracer, summed over metrics */
-    size_t n_unlabelled; /* spans that open no window: no iteration (iter < 0), or a named
-                           range or device span, which never stretch one */
+    int64_t dropped; /* spans dropped by the tracer, summed over metrics */
+    /* Spans no figure counts: they lie outside every iteration's window (set-up work, named
+     * ranges around the program). Spans with no iteration (iter < 0) inside a window count. */
+    size_t n_outside;
+    size_t n_no_iter; /* spans with no iteration (iter < 0), wherever they lie */
 
     /* Iterations that have spans, in increasing order of iter (gaps in numbering skipped). */
     int n_iters;
     struct pps_iter_stats *iters;
-    int n_stages;
+    int n_stages;  /* entries of total[] and of each iteration's stages[]: stage numbers 0.. */
+    int n_present; /* the stages the run has (present): the bubble and the flags count these */
     struct pps_stage_stats *total; /* per stage, summed over iterations (idle_frac over sum) */
     double total_window_ns;        /* from the first window's start to the last one's end */
     double bubble;                 /* mean of the iterations' bubbles; NaN with no iteration */
+    double bubble_spread;          /* their standard deviation; NaN with fewer than two */
     /* Iterations 1..N-1 back to back, as the simulator's steady state: their period (last end
-     * of iteration N-1 minus last end of iteration 0, over N-1) and 1 - busy / (stages *
-     * that time). What post-validated runs, whose iterations overlap, are judged by. NaN with
-     * fewer than two iterations. */
+     * of iteration N-1 minus last end of iteration 0, over N-1) and 1 - busy / (stages * that
+     * time). What post-validated runs, whose iterations overlap, are judged by. NaN with
+     * fewer than two iterations. steady_spread: the standard deviation of the same figure per
+     * iteration (iteration i's busy over the time from iteration i-1's end to its own), NaN
+     * with fewer than three. */
     double steady_period_ns;
     double steady_bubble;
+    double steady_spread;
     int postval; /* the run's optimizer was post-validated (meta optimizer=postval) */
+    /* The iteration time, one definition everywhere: the steady period where there are two
+     * iterations or more, else the one window. */
+    double iter_ns;
 
     double bubble_quoted; /* (p-1)/m; NaN when p or m is unknown */
     double bubble_exact;  /* (p-1)/(v*m+p-1); NaN when p or m is unknown */
@@ -87,12 +138,48 @@ struct pps_report {
      * none. A stage with fused BW and no B has tb = mean BW * v and tw = 0 (fused_bw = 1). */
     double *tf_ns, *tb_ns, *tw_ns;
     int fused_bw;
-    double tcomm_ns; /* meta key tcomm_ns, 0 where absent */
+    /* The time of one message, for the prediction: the links' typical measured transfer (the
+     * lower median over links; tcomm_measured = 1) where the run measured its links on a host
+     * without contention, else the run's meta tcomm_ns, else 0. */
+    double tcomm_ns;
+    int tcomm_measured;
     double topt_ns;  /* mean OPT duration over all stages, 0 if none */
+    /* The largest coefficient of variation (stddev / mean) of one stage's op durations of one
+     * kind (F, B, W or BW, 4 ops or more): how far the mean-cost prediction may be off. */
+    double op_cv;
+    int op_cv_stage, op_cv_kind;
 
     int have_prediction;        /* 0 when the schedule is unknown or cannot be generated */
     char prediction_note[256];  /* why there is no prediction, when there is none */
     struct pps_sim_result pred; /* times in ns; zeroed without a prediction */
+    /* The prediction on the run's own terms: with an optimizer barrier (sync) every iteration is
+     * the simulator's one iteration, so back to back they take its makespan at its bubble;
+     * post-validated, the simulator's steady state. NaN without a prediction. */
+    double pred_iter_ns;
+    double pred_steady_bubble;
+    /* The same schedule with every stage at the stages' mean costs: what balance would give,
+     * on the verdict's basis; and with free communication (tcomm 0): what the messages cost.
+     * NaN without a prediction. */
+    double pred_balanced;
+    double pred_nocomm;
+    /* The same schedule with each link at its measured transfer time (links[]): what links
+     * slower than the typical one cost, on the verdict's basis. NaN without links or
+     * prediction, and on a contended host (its transfers include the wait for a core). */
+    double pred_links;
+    int have_pred_comm;              /* that simulation was made: */
+    struct pps_sim_result pred_comm; /* its timeline and per-stage idle (zeroed without it) */
+
+    /* The links the run's messages measured, one entry per direction that carried some. */
+    int n_links;
+    struct pps_link_stats *links;
+
+    struct pps_host_stats host;
+
+    /* What the verdict compares: the basis (steady for post-validated runs), the measured and
+     * predicted bubble on it, the run's own spread on it and the tolerance that comes from it.
+     * NaN where there is nothing to compare. */
+    int basis; /* enum pps_basis */
+    double judged_measured, judged_predicted, judged_spread, tolerance;
 };
 
 /*
@@ -106,24 +193,42 @@ void pps_report_free(struct pps_report *rep);
 
 enum pps_verdict {
     PPS_VERDICT_NONE = 0,     /* nothing measured, or no prediction to compare with */
-    PPS_VERDICT_AS_PREDICTED, /* within PPS_VERDICT_MARGIN of the prediction */
-    PPS_VERDICT_ABOVE,        /* more than the margin above: imbalance or communication */
-    PPS_VERDICT_BELOW,        /* more than the margin below */
+    PPS_VERDICT_AS_PREDICTED, /* within the tolerance of the prediction */
+    PPS_VERDICT_ABOVE,        /* more than the tolerance above */
+    PPS_VERDICT_BELOW,        /* more than the tolerance below */
 };
 
 /*
- * What the measured bubble says about the run, as one enum pps_verdict and one sentence in buf
- * ("measured bubble is 12.3 pp above the prediction: imbalance or communication, not the
- * schedule"). Writes at most len bytes including the NUL (buf may be NULL when len is 0).
+ * What the measured bubble says about the run, as one enum pps_verdict and one or two sentences
+ * in buf, which name the figures they rest on ("steady" where the basis is the steady state)
+ * and the cause: within the tolerance, whether imbalance makes the prediction (which stage, by
+ * how much, what balance would give) or the schedule alone does; above it, what the evidence
+ * names (slow links, host contention), or that nothing measured explains it. Writes at most len
+ * bytes including the NUL (buf may be NULL when len is 0).
  */
 int pps_report_verdict(const struct pps_report *rep, char *buf, size_t len);
+/* "as_predicted", "above", "below", "none". */
+const char *pps_verdict_name(int verdict);
+
+/* "812 ns", "1.23 ms", "45.6 s": a duration with three significant figures, as flags print it. */
+void pps_format_ns(double ns, char *buf, size_t len);
+
+/* The stage that computes most against the other stages' mean, and that factor (>= 1 with two
+ * present stages or more; -1 and NaN otherwise). Compute is F, B, W and BW over the run. */
+int pps_report_heaviest(const struct pps_report *rep, double *factor);
 
 /* ------------------------------------------------------------------------------------------- */
 /* Flags: what the measurement says is wrong, each with its evidence (flags.c)                 */
 /* ------------------------------------------------------------------------------------------- */
 
-/* A stage whose compute time per iteration is this far above the stages' mean is imbalanced. */
+/* A stage whose compute time is this far above the other stages' mean is imbalanced. */
 #define PPS_FLAG_IMBALANCE_MARGIN 0.10
+/* Stage threads that wait, runnable, for a core this share of their time are held back by
+ * their host. */
+#define PPS_CONTENTION_MIN 0.03
+/* Op durations that vary this much (coefficient of variation) are worth a note where nothing
+ * else explains a bubble. */
+#define PPS_OP_CV_NOTE 0.2
 /* Waits for data beyond the schedule's idle, per op, this large against the stage's mean op
  * time are a communication stall. */
 #define PPS_FLAG_STALL_RATIO 0.25
@@ -131,16 +236,20 @@ int pps_report_verdict(const struct pps_report *rep, char *buf, size_t len);
 enum pps_flag_kind {
     PPS_FLAG_IMBALANCE = 1, /* a stage computes more than the others */
     PPS_FLAG_COMM_STALL,    /* a stage waits for data about as long as it computes an op */
-    PPS_FLAG_BUBBLE_ABOVE,  /* measured bubble far above the prediction */
+    PPS_FLAG_BUBBLE_ABOVE,  /* measured bubble above the prediction, and nothing measured says why */
+    PPS_FLAG_SLOW_LINK,     /* a link (or every link) takes longer than the prediction assumes */
+    PPS_FLAG_CONTENTION,    /* the host left the stage threads waiting for a core */
 };
 
 struct pps_flag {
     int kind;       /* enum pps_flag_kind */
-    int stage;      /* the stage it is about, -1 for the whole run */
-    int peer;       /* COMM_STALL: the stage waited on most, -1 if unknown */
-    double value;   /* IMBALANCE: compute / mean; COMM_STALL: stall per op / mean op;
-                       BUBBLE_ABOVE: measured - predicted bubble */
-    char text[256]; /* one line with the evidence */
+    int stage;      /* the stage it is about (SLOW_LINK: the sending one), -1 for the run */
+    int peer;       /* COMM_STALL: the stage waited on most; SLOW_LINK: the receiving stage;
+                       -1 if unknown or not one */
+    double value;   /* IMBALANCE: compute / the other stages' mean; COMM_STALL: stall per op /
+                       mean op; BUBBLE_ABOVE: measured - predicted bubble; SLOW_LINK: extra ns
+                       per message over the prediction's; CONTENTION: share of stage time */
+    char text[384]; /* one line with the evidence */
 };
 
 /* Caller-held; zero it (or PPS_FLAG_LIST_INIT) before use, release with pps_flag_list_release. */
@@ -155,20 +264,28 @@ struct pps_flag_list {
     }
 
 /*
- * Finds the flags of a run from its report (and the run's WAIT spans, for whom a stage waited
- * on): stage imbalance (a stage's F, B, W and BW time more than PPS_FLAG_IMBALANCE_MARGIN above
- * the mean, saying when that stage holds the embedding (the first) or the LM head (the last)),
- * communication stall (a stage idles longer than the prediction gives it, and its waits for
- * data (WAIT spans, or RECV where there are none) cover that extra idle: per op, at least
- * PPS_FLAG_STALL_RATIO of its mean op time; needs a prediction), bubble above the prediction
- * (the verdict PPS_VERDICT_ABOVE).
- * Imbalance flags come first, worst first, then stalls, then the bubble. list must be released
- * or fresh; on failure it is empty. 0 or PPS_ENOMEM.
+ * Finds the flags of a run from its report (and the run, for its metadata and for whom a stage
+ * waited on), each with its evidence, in this order:
+ *   imbalance   a present stage's F, B, W and BW time more than PPS_FLAG_IMBALANCE_MARGIN above
+ *               the other stages' mean, worst first; the embedding or the LM head is named only
+ *               where the run's metadata says which stage holds it (model_embedding_stage,
+ *               model_head_stage); the worst says what balanced stages would give;
+ *   link        the links whose measured transfer exceeds what the prediction assumes (half the
+ *               worst excess or more), when the prediction with the measured links is above the
+ *               plain one by more than the tolerance: one flag per link, or one for all of them;
+ *   host        the stage threads waited, runnable, for a core PPS_CONTENTION_MIN of their time
+ *               or more;
+ *   stall       a stage idles longer than the prediction (with the measured links, where there
+ *               are any) gives it, and its waits for data (WAIT spans, or RECV where there are
+ *               none) cover that extra idle beyond what host contention accounts for: per op, at
+ *               least PPS_FLAG_STALL_RATIO of its mean op time;
+ *   bubble      the verdict is PPS_VERDICT_ABOVE and no link or host flag explains it.
+ * list must be released or fresh; on failure it is empty. 0 or PPS_ENOMEM.
  */
 int pps_analysis_flags(const struct pps_run *run, const struct pps_report *rep,
                        struct pps_flag_list *list, struct pps_err *err);
 void pps_flag_list_release(struct pps_flag_list *list);
-/* "imbalance", "stall", "bubble"; "?" for a kind out of range. */
+/* "imbalance", "stall", "bubble", "link", "contention"; "?" for a kind out of range. */
 const char *pps_flag_kind_name(int kind);
 
 #endif

@@ -19,4 +19,31 @@ int pps__analysis_costs(const struct pps_run *run, struct pps_report *rep, struc
  */
 int pps__analysis_predict(const struct pps_run *run, struct pps_report *rep, struct pps_err *err);
 
+/*
+ * Measures rep->links from the run's messages: a SEND and the RECV (and WAIT) that carry the same
+ * message id (corr) on the peer. Returns 0 or PPS_ENOMEM; a run without ids has no links.
+ */
+int pps__analysis_links(const struct pps_run *run, struct pps_report *rep, struct pps_err *err);
+
+/*
+ * The links that carry the communication's cost: those whose extra time (measured transfer minus
+ * the tcomm the prediction assumes) is positive and at least half the largest. Their indexes
+ * into rep->links go into idx (at most max); returns how many there are.
+ */
+int pps__analysis_slow_links(const struct pps_report *rep, int *idx, int max);
+/* Those links in words: "the link 1->2 takes 3.05 ms per message where the prediction assumes
+ * 12.6 us", "links 1->2, 2->1 take ...", "every link takes about ...". */
+void pps__analysis_slow_links_text(const struct pps_report *rep, char *buf, size_t len);
+
+/* Fills rep->host from the runtime's host_* meta keys (host.h). Returns 0. */
+int pps__analysis_host(const struct pps_run *run, struct pps_report *rep, struct pps_err *err);
+
+/* Sets the verdict's basis, its measured and predicted figures, spread and tolerance. */
+void pps__analysis_judge(struct pps_report *rep);
+
+/* A bubble of a simulation on the verdict's basis: its one iteration for a run with an
+ * optimizer barrier, its steady state for a post-validated one. */
+double pps__analysis_on_basis(const struct pps_report *rep, const struct pps_sim_result *r);
+
+
 #endif

@@ -1,16 +1,18 @@
 /*
- * flags.c - what a measured run says is wrong, each finding with the figures that show it:
- * a stage that computes more than the others (imbalance), a stage that waits for data longer
- * than its schedule explains (communication stall), and a bubble the schedule does not explain.
+ * flags.c - what a measured run says is wrong, each finding with the figures that show it: a
+ * stage that computes more than the others (imbalance), links slower than the prediction
+ * assumes, a host that left the stage threads waiting for a core, a stage that waits for data
+ * longer than all of that explains (a stall), and a bubble that nothing measured explains.
  *
- * Everything comes from the report; the run is read only to name the peer a stage waited on.
+ * Everything comes from the report; the run is read for its metadata (which stage holds the
+ * model's ends) and to name the peer a stage waited on.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis.h"
+#include "analysis_int.h"
 
 static const int op_kinds[] = {PPS_SPAN_F, PPS_SPAN_B, PPS_SPAN_W, PPS_SPAN_BW};
 #define N_OP_KINDS ((int)(sizeof(op_kinds) / sizeof(op_kinds[0])))
@@ -24,6 +26,10 @@ const char *pps_flag_kind_name(int kind)
         return "stall";
     case PPS_FLAG_BUBBLE_ABOVE:
         return "bubble";
+    case PPS_FLAG_SLOW_LINK:
+        return "link";
+    case PPS_FLAG_CONTENTION:
+        return "contention";
     default:
         return "?";
     }
@@ -36,22 +42,6 @@ void pps_flag_list_release(struct pps_flag_list *list)
     free(list->items);
     list->items = NULL;
     list->n = 0;
-}
-
-/* "812 ns", "1.23 ms", "45.6 s": three significant figures, like the UI prints durations. */
-static void fmt_ns(double ns, char *buf, size_t len)
-{
-    static const struct {
-        double ns;
-        const char *unit;
-    } units[] = {{1e9, "s"}, {1e6, "ms"}, {1e3, "us"}, {1, "ns"}};
-    double a = fabs(ns);
-    size_t u = 0;
-
-    while (u + 1 < sizeof(units) / sizeof(units[0]) && a < units[u].ns)
-        u++;
-    a = ns / units[u].ns;
-    snprintf(buf, len, "%.*f %s", fabs(a) >= 100 ? 0 : fabs(a) >= 10 ? 1 : 2, a, units[u].unit);
 }
 
 static double op_time(const struct pps_stage_stats *st)
@@ -98,43 +88,160 @@ static int flag_worse(const void *a, const void *b)
     return (x->value < y->value) - (x->value > y->value);
 }
 
-static int find_imbalance(const struct pps_report *rep, struct pps_flag_list *list, size_t *cap)
+/* Whether the run's metadata says stage s holds the model's end named by key. */
+static int holds(const struct pps_run *run, const char *key, int s)
 {
-    double mean = 0;
+    const char *v = run ? pps_run_meta(run, key) : NULL;
+    char *end;
+    long n;
+
+    if (!v)
+        return 0;
+    n = strtol(v, &end, 10);
+    return end != v && *end == '\0' && n == s;
+}
+
+static int find_imbalance(const struct pps_run *run, const struct pps_report *rep,
+                          struct pps_flag_list *list, size_t *cap)
+{
+    double total = 0;
     size_t first = list->n;
 
-    if (rep->n_stages < 2 || rep->n_iters < 1)
+    if (rep->n_present < 2 || rep->n_iters < 1)
         return 0;
     for (int s = 0; s < rep->n_stages; s++)
-        mean += op_time(&rep->total[s]);
-    mean /= rep->n_stages;
-    if (!(mean > 0))
-        return 0;
+        if (rep->total[s].present)
+            total += op_time(&rep->total[s]);
     for (int s = 0; s < rep->n_stages; s++) {
-        double t = op_time(&rep->total[s]);
-        char a[32], b[32];
-        const char *holds = "";
+        double t = op_time(&rep->total[s]), others;
+        char a[32], b[32], ends[80] = "";
         struct pps_flag *f;
 
-        if (!(t > (1 + PPS_FLAG_IMBALANCE_MARGIN) * mean))
+        if (!rep->total[s].present)
+            continue;
+        others = (total - t) / (rep->n_present - 1);
+        if (!(others > 0) || !(t > (1 + PPS_FLAG_IMBALANCE_MARGIN) * others))
             continue;
         if (!(f = add_flag(list, cap)))
             return PPS_ENOMEM;
-        if (s == 0)
-            holds = "; it holds the embedding (first stage)";
-        else if (s == rep->n_stages - 1)
-            holds = "; it holds the LM head (last stage)";
-        fmt_ns(t / rep->n_iters, a, sizeof(a));
-        fmt_ns(mean / rep->n_iters, b, sizeof(b));
+        if (holds(run, "model_embedding_stage", s) && holds(run, "model_head_stage", s))
+            snprintf(ends, sizeof(ends), "; it holds the embedding and the LM head");
+        else if (holds(run, "model_embedding_stage", s))
+            snprintf(ends, sizeof(ends), "; it holds the embedding");
+        else if (holds(run, "model_head_stage", s))
+            snprintf(ends, sizeof(ends), "; it holds the LM head and the loss");
+        pps_format_ns(t / rep->n_iters, a, sizeof(a));
+        pps_format_ns(others / rep->n_iters, b, sizeof(b));
         f->kind = PPS_FLAG_IMBALANCE;
         f->stage = s;
-        f->value = t / mean;
+        f->value = t / others;
         snprintf(f->text, sizeof(f->text),
-                 "stage %d computes %.2fx the mean: %s vs %s of F/B/W per iteration%s", s, f->value,
-                 a, b, holds);
+                 "stage %d computes %.2fx the other stages' mean: %s vs %s of F/B/W per "
+                 "iteration%s",
+                 s, f->value, a, b, ends);
     }
-    if (list->n > first)
+    if (list->n > first) {
+        struct pps_flag *worst = &list->items[first];
+
         qsort(list->items + first, list->n - first, sizeof(*list->items), flag_worse);
+        /* What it costs: the worst one says what balanced stages would give. */
+        if (!isnan(rep->pred_balanced) && !isnan(rep->judged_predicted)) {
+            size_t n = strlen(worst->text);
+            snprintf(worst->text + n, sizeof(worst->text) - n,
+                     "; balanced stages would give a %s of %.1f%%, not %.1f%%",
+                     rep->basis == PPS_BASIS_STEADY ? "steady bubble" : "bubble",
+                     100 * rep->pred_balanced, 100 * rep->judged_predicted);
+        }
+    }
+    return 0;
+}
+
+/* Links cost the run something when the prediction with their measured times is above the
+ * plain one by more than the tolerance. */
+static int links_matter(const struct pps_report *rep)
+{
+    return !isnan(rep->pred_links) && !isnan(rep->judged_predicted) &&
+           rep->pred_links - rep->judged_predicted > rep->tolerance;
+}
+
+static int find_slow_links(const struct pps_report *rep, struct pps_flag_list *list, size_t *cap)
+{
+    int idx[64], n, shown;
+    char a[32], b[64], c[32], tail[160];
+
+    if (!links_matter(rep))
+        return 0;
+    n = pps__analysis_slow_links(rep, idx, 64);
+    shown = n < 64 ? n : 64;
+    pps_format_ns(rep->tcomm_ns, c, sizeof(c));
+    snprintf(b, sizeof(b), rep->tcomm_measured ? "the run's typical link (%s)" : "the %s the prediction assumes", c);
+    snprintf(tail, sizeof(tail), "with the links as measured the simulator predicts %.1f%% (%s %.1f%%)",
+             100 * rep->pred_links, "measured", 100 * rep->judged_measured);
+    if (n >= 3 && n == rep->n_links) {
+        struct pps_flag *f = add_flag(list, cap);
+        char links[160];
+
+        if (!f)
+            return PPS_ENOMEM;
+        pps__analysis_slow_links_text(rep, links, sizeof(links));
+        f->kind = PPS_FLAG_SLOW_LINK;
+        for (int i = 0; i < n; i++)
+            f->value += (rep->links[idx[i]].latency_ns - rep->tcomm_ns) / n;
+        snprintf(f->text, sizeof(f->text), "communication: %s; %s", links, tail);
+        return 0;
+    }
+    for (int i = 0; i < shown; i++) {
+        const struct pps_link_stats *l = &rep->links[idx[i]];
+        struct pps_flag *f = add_flag(list, cap);
+
+        if (!f)
+            return PPS_ENOMEM;
+        f->kind = PPS_FLAG_SLOW_LINK;
+        f->stage = l->from;
+        f->peer = l->to;
+        f->value = l->latency_ns - rep->tcomm_ns;
+        pps_format_ns(l->latency_ns, a, sizeof(a));
+        pps_format_ns(f->value, c, sizeof(c));
+        snprintf(f->text, sizeof(f->text),
+                 "the link %d->%d takes %s per message (%s %ld%s), %s more than %s; %s",
+                 l->from, l->to, a, l->bounded ? "at most, over" : "median of the", l->bounded ? l->n_msgs : l->n_blocked,
+                 l->bounded ? " messages" : " messages its receiver waited for", c, b, tail);
+    }
+    return 0;
+}
+
+static int contended(const struct pps_report *rep)
+{
+    return rep->host.known && rep->host.contention >= PPS_CONTENTION_MIN;
+}
+
+static int find_contention(const struct pps_report *rep, struct pps_flag_list *list, size_t *cap)
+{
+    const struct pps_host_stats *h = &rep->host;
+    struct pps_flag *f;
+    size_t n;
+
+    if (!contended(rep))
+        return 0;
+    if (!(f = add_flag(list, cap)))
+        return PPS_ENOMEM;
+    f->kind = PPS_FLAG_CONTENTION;
+    f->value = h->contention;
+    n = (size_t)snprintf(f->text, sizeof(f->text),
+                         "the stage threads waited for a CPU core %.1f%% of their time",
+                         100 * h->contention);
+    if (h->worst_stage >= 0 && n < sizeof(f->text))
+        n += (size_t)snprintf(f->text + n, sizeof(f->text) - n, " (stage %d the most, %.1f%%)",
+                              h->worst_stage, 100 * h->worst);
+    if (h->cpus > 0 && n < sizeof(f->text))
+        n += (size_t)snprintf(f->text + n, sizeof(f->text) - n, "; %d stage thread%s on %d core%s%s",
+                              h->stage_threads, h->stage_threads == 1 ? "" : "s", h->cpus,
+                              h->cpus == 1 ? "" : "s",
+                              h->stage_threads > h->cpus
+                                  ? ""
+                                  : ", so other threads or processes took the cores");
+    if (n < sizeof(f->text))
+        snprintf(f->text + n, sizeof(f->text) - n, ": no schedule or link explains that time");
     return 0;
 }
 
@@ -165,15 +272,22 @@ static int main_peer(const struct pps_run *run, int s, int wait_kind)
 
 /*
  * A stage stalls on communication when it idles longer than its schedule says it should (the
- * prediction runs the schedule with the stage's own op costs) and its waits for data cover that
- * extra idle: the stall is the smaller of the two. Against the stage's compute, per op.
+ * prediction runs the schedule with the stage's own op costs, and with the links as measured
+ * where the run measured them), its waits for data cover that extra idle, and host contention
+ * does not: the stall is the smaller of the first two, less the time the run's stage threads
+ * waited for a core within the windows. Against the stage's compute, per op.
  */
 static int find_stalls(const struct pps_run *run, const struct pps_report *rep,
                        struct pps_flag_list *list, size_t *cap)
 {
-    if (!rep->have_prediction || !rep->pred.idle || rep->n_iters < 1)
+    const struct pps_sim_result *ref = rep->have_pred_comm ? &rep->pred_comm : &rep->pred;
+    double host_wait = 0;
+
+    if (!rep->have_prediction || !ref->idle || rep->n_iters < 1)
         return 0;
-    for (int s = 0; s < rep->n_stages && s < rep->pred.p; s++) {
+    if (rep->host.known && !isnan(rep->host.contention))
+        host_wait = rep->host.contention * rep->n_present * rep->total_window_ns;
+    for (int s = 0; s < rep->n_stages && s < ref->p; s++) {
         const struct pps_stage_stats *st = &rep->total[s];
         int kind = st->busy_ns[PPS_SPAN_WAIT] > 0 ? PPS_SPAN_WAIT : PPS_SPAN_RECV;
         double wait = st->busy_ns[kind], extra_idle, stall, per_op, mean_op;
@@ -181,10 +295,10 @@ static int find_stalls(const struct pps_run *run, const struct pps_report *rep,
         char a[32], b[32], c[32], peer[48] = "";
         struct pps_flag *f;
 
-        if (!(wait > 0) || n_ops < 1 || !(op_time(st) > 0))
+        if (!st->present || !(wait > 0) || n_ops < 1 || !(op_time(st) > 0))
             continue;
-        extra_idle = st->idle_ns - rep->pred.idle[s] * rep->n_iters;
-        stall = wait < extra_idle ? wait : extra_idle;
+        extra_idle = st->idle_ns - ref->idle[s] * rep->n_iters;
+        stall = (wait < extra_idle ? wait : extra_idle) - host_wait;
         per_op = stall / (double)n_ops;
         mean_op = op_time(st) / (double)n_ops;
         if (!(stall > 0) || per_op < PPS_FLAG_STALL_RATIO * mean_op)
@@ -197,13 +311,14 @@ static int find_stalls(const struct pps_run *run, const struct pps_report *rep,
         f->peer = main_peer(run, s, kind);
         if (f->peer >= 0)
             snprintf(peer, sizeof(peer), ", mostly on stage %d", f->peer);
-        fmt_ns(per_op, a, sizeof(a));
-        fmt_ns(mean_op, b, sizeof(b));
-        fmt_ns(stall / rep->n_iters, c, sizeof(c));
+        pps_format_ns(per_op, a, sizeof(a));
+        pps_format_ns(mean_op, b, sizeof(b));
+        pps_format_ns(stall / rep->n_iters, c, sizeof(c));
         snprintf(f->text, sizeof(f->text),
-                 "stage %d waits for data %s per iteration beyond its schedule's idle: %s per "
+                 "stage %d waits for data %s per iteration beyond its schedule's idle%s: %s per "
                  "op, %.2fx its mean op (%s)%s",
-                 s, c, a, f->value, b, peer);
+                 s, c, rep->have_pred_comm ? " with the links as measured" : "", a, f->value, b,
+                 peer);
     }
     return 0;
 }
@@ -211,19 +326,23 @@ static int find_stalls(const struct pps_run *run, const struct pps_report *rep,
 static int find_bubble(const struct pps_report *rep, struct pps_flag_list *list, size_t *cap)
 {
     struct pps_flag *f;
+    char why[256];
+    const char *colon;
 
-    if (pps_report_verdict(rep, NULL, 0) != PPS_VERDICT_ABOVE)
+    if (pps_report_verdict(rep, why, sizeof(why)) != PPS_VERDICT_ABOVE || links_matter(rep) ||
+        contended(rep))
         return 0;
     if (!(f = add_flag(list, cap)))
         return PPS_ENOMEM;
     f->kind = PPS_FLAG_BUBBLE_ABOVE;
-    f->value = rep->bubble - rep->pred.bubble;
+    f->value = rep->judged_measured - rep->judged_predicted;
+    colon = strstr(why, "): ");
     snprintf(f->text, sizeof(f->text),
-             "measured bubble %.1f%% vs %.1f%% predicted for %s (+%.1f pp): imbalance or "
-             "communication, not the schedule",
-             100 * rep->bubble, 100 * rep->pred.bubble,
+             "%s %.1f%% vs %.1f%% predicted for %s (+%.1f pp, tolerance %.1f pp): %s",
+             rep->basis == PPS_BASIS_STEADY ? "steady bubble" : "measured bubble",
+             100 * rep->judged_measured, 100 * rep->judged_predicted,
              rep->sched_kind >= 0 ? pps_sched_kind_name(rep->sched_kind) : "its schedule",
-             100 * f->value);
+             100 * f->value, 100 * rep->tolerance, colon ? colon + 3 : why);
     return 0;
 }
 
@@ -239,7 +358,11 @@ int pps_analysis_flags(const struct pps_run *run, const struct pps_report *rep,
     list->n = 0;
     if (!rep)
         return 0;
-    rc = find_imbalance(rep, list, &cap);
+    rc = find_imbalance(run, rep, list, &cap);
+    if (!rc)
+        rc = find_slow_links(rep, list, &cap);
+    if (!rc)
+        rc = find_contention(rep, list, &cap);
     if (!rc)
         rc = find_stalls(run, rep, list, &cap);
     if (!rc)

@@ -15,11 +15,34 @@
 
 #include "analysis_int.h"
 
-/* Sums and counts of one stage's compute spans by kind. */
+/* Sums, sums of squares and counts of one stage's compute spans by kind. */
 struct op_sums {
     double sum[PPS_SPAN_KIND_COUNT];
+    double sumsq[PPS_SPAN_KIND_COUNT];
     long n[PPS_SPAN_KIND_COUNT];
 };
+
+/* The largest coefficient of variation of one stage's ops of one kind (4 ops or more). */
+static void note_cv(struct pps_report *rep, const struct op_sums *o, int s)
+{
+    static const int kinds[] = {PPS_SPAN_F, PPS_SPAN_B, PPS_SPAN_W, PPS_SPAN_BW};
+
+    for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+        int kind = kinds[k];
+        double n = (double)o->n[kind], mean, var, cv;
+
+        if (o->n[kind] < 4 || !(o->sum[kind] > 0))
+            continue;
+        mean = o->sum[kind] / n;
+        var = (o->sumsq[kind] - n * mean * mean) / (n - 1);
+        cv = var > 0 ? sqrt(var) / mean : 0;
+        if (isnan(rep->op_cv) || cv > rep->op_cv) {
+            rep->op_cv = cv;
+            rep->op_cv_stage = s;
+            rep->op_cv_kind = kind;
+        }
+    }
+}
 
 static double mean(const struct op_sums *o, int kind)
 {
@@ -45,11 +68,16 @@ int pps__analysis_costs(const struct pps_run *run, struct pps_report *rep, struc
         for (size_t i = 0; i < run->stages[s].n; i++) {
             const struct pps_span *sp = &run->stages[s].spans[i];
 
+            double d;
+
             if (sp->kind >= PPS_SPAN_KIND_COUNT || !pps_span_kind_is_compute(sp->kind))
                 continue;
-            o.sum[sp->kind] += sp->end_ns > sp->start_ns ? (double)(sp->end_ns - sp->start_ns) : 0;
+            d = sp->end_ns > sp->start_ns ? (double)(sp->end_ns - sp->start_ns) : 0;
+            o.sum[sp->kind] += d;
+            o.sumsq[sp->kind] += d * d;
             o.n[sp->kind]++;
         }
+        note_cv(rep, &o, s);
         rep->tf_ns[s] = mean(&o, PPS_SPAN_F) * rep->v;
         if (o.n[PPS_SPAN_B] == 0 && o.n[PPS_SPAN_BW] > 0) {
             rep->tb_ns[s] = mean(&o, PPS_SPAN_BW) * rep->v;
@@ -151,18 +179,156 @@ static int apply_w_budget(const struct pps_run *run, struct pps_schedule *sched,
     return rc;
 }
 
+double pps__analysis_on_basis(const struct pps_report *rep, const struct pps_sim_result *r)
+{
+    return rep->basis == PPS_BASIS_STEADY ? r->steady_bubble : r->bubble;
+}
+
+/* Simulates sched with costs into *out (fresh); the simulator's own failure becomes the note. */
+static int simulate(struct pps_report *rep, const struct pps_schedule *sched,
+                    const struct pps_sim_costs *costs, struct pps_sim_result *out,
+                    struct pps_err *err)
+{
+    struct pps_err perr = {0, ""};
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    rc = pps_simulate(sched, costs, out, &perr);
+    if (rc == PPS_ENOMEM)
+        return pps_err_set(err, rc, "%s", perr.msg);
+    if (rc < 0) {
+        set_note(rep->prediction_note, sizeof(rep->prediction_note), "the simulator: %s", perr.msg);
+        return 1;
+    }
+    return 0;
+}
+
+/* What balance would give: the same schedule with every stage at the stages' mean costs. */
+static int predict_balanced(struct pps_report *rep, const struct pps_schedule *sched,
+                            struct pps_sim_costs *costs, struct pps_err *err)
+{
+    struct pps_sim_result r;
+    double tf = 0, tb = 0, tw = 0;
+    int rc;
+
+    for (int s = 0; s < rep->p; s++) {
+        tf += rep->tf_ns[s] / rep->p;
+        tb += rep->tb_ns[s] / rep->p;
+        tw += rep->tw_ns[s] / rep->p;
+    }
+    for (int s = 0; s < rep->p; s++) {
+        costs->tf[s] = tf;
+        costs->tb[s] = tb;
+        costs->tw[s] = tw;
+    }
+    rc = simulate(rep, sched, costs, &r, err);
+    if (rc == 0)
+        rep->pred_balanced = pps__analysis_on_basis(rep, &r);
+    pps_sim_result_release(&r);
+    return rc < 0 ? rc : 0;
+}
+
+/* Host contention puts the wait for a core into every measured transfer. */
+static int contended(const struct pps_report *rep)
+{
+    return rep->host.known && rep->host.contention >= PPS_CONTENTION_MIN;
+}
+
+static int double_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return (x > y) - (x < y);
+}
+
+/*
+ * The time of one message for the prediction: what the run's links measured, typically (the
+ * lower median over links, so that one slow link is not taken for the network), where they
+ * were measured on a host that left the threads their cores; else the run's tcomm_ns meta (a
+ * simulated run's, or the emu's modeled link), else 0.
+ */
+static int choose_tcomm(struct pps_report *rep, struct pps_err *err)
+{
+    double *lat;
+
+    rep->tcomm_measured = 0;
+    if (rep->n_links == 0 || contended(rep) || isnan(rep->tcomm_ns))
+        return 0;
+    lat = malloc((size_t)rep->n_links * sizeof(*lat));
+    if (!lat)
+        return pps_err_set(err, PPS_ENOMEM, "out of memory for the links' times");
+    for (int i = 0; i < rep->n_links; i++)
+        lat[i] = rep->links[i].latency_ns;
+    qsort(lat, (size_t)rep->n_links, sizeof(*lat), double_cmp);
+    rep->tcomm_ns = lat[(rep->n_links - 1) / 2];
+    rep->tcomm_measured = 1;
+    free(lat);
+    return 0;
+}
+
+/* What communication costs: the same schedule with messages free. */
+static int predict_nocomm(struct pps_report *rep, const struct pps_schedule *sched,
+                          struct pps_sim_costs *costs, struct pps_err *err)
+{
+    struct pps_sim_result r;
+    double keep = costs->tcomm;
+    int rc;
+
+    costs->tcomm = 0;
+    rc = simulate(rep, sched, costs, &r, err);
+    if (rc == 0)
+        rep->pred_nocomm = pps__analysis_on_basis(rep, &r);
+    pps_sim_result_release(&r);
+    costs->tcomm = keep;
+    return rc < 0 ? rc : 0;
+}
+
+/* What the links cost: the same schedule with each link at its measured transfer time. */
+static int predict_comm(struct pps_report *rep, const struct pps_schedule *sched,
+                        struct pps_sim_costs *costs, struct pps_err *err)
+{
+    int rc;
+
+    if (rep->n_links == 0 || contended(rep))
+        return 0;
+    for (int s = 0; s < rep->p; s++) {
+        costs->tf[s] = rep->tf_ns[s];
+        costs->tb[s] = rep->tb_ns[s];
+        costs->tw[s] = rep->tw_ns[s];
+    }
+    if (pps_sim_costs_links(costs) < 0)
+        return pps_err_set(err, PPS_ENOMEM, "out of memory for the links' costs");
+    for (int i = 0; i < rep->n_links; i++) {
+        const struct pps_link_stats *l = &rep->links[i];
+        if (l->from < rep->p && l->to < rep->p)
+            costs->tlink[l->from * rep->p + l->to] = l->latency_ns;
+    }
+    rc = simulate(rep, sched, costs, &rep->pred_comm, err);
+    if (rc == 0) {
+        rep->have_pred_comm = 1;
+        rep->pred_links = pps__analysis_on_basis(rep, &rep->pred_comm);
+    } else {
+        pps_sim_result_release(&rep->pred_comm);
+    }
+    return rc < 0 ? rc : 0;
+}
+
 int pps__analysis_predict(const struct pps_run *run, struct pps_report *rep, struct pps_err *err)
 {
     struct pps_schedule sched = PPS_SCHEDULE_INIT;
     struct pps_sim_costs costs;
     struct pps_err perr = {0, ""};
     int have_costs = 0;
+
+    rep->have_pred_comm = 0;
     int ret = 0, rc;
 
     memset(&costs, 0, sizeof(costs));
     rep->have_prediction = 0;
     check_predictable(run, rep, rep->prediction_note, sizeof(rep->prediction_note));
     if (rep->prediction_note[0])
+        goto out;
+    if ((ret = choose_tcomm(rep, err)) < 0)
         goto out;
 
     rc = pps_schedule_generate(&sched, rep->sched_kind, rep->p, rep->m, rep->v, &perr);
@@ -191,16 +357,24 @@ int pps__analysis_predict(const struct pps_run *run, struct pps_report *rep, str
     costs.topt = rep->topt_ns;
     costs.w_mem = 0.5;
 
-    rc = pps_simulate(&sched, &costs, &rep->pred, &perr);
-    if (rc == PPS_ENOMEM) {
-        ret = pps_err_set(err, rc, "%s", perr.msg);
-        goto out;
-    }
-    if (rc < 0) {
-        set_note(rep->prediction_note, sizeof(rep->prediction_note), "the simulator: %s", perr.msg);
+    rc = simulate(rep, &sched, &costs, &rep->pred, err);
+    if (rc) {
+        ret = rc < 0 ? rc : 0;
         goto out;
     }
     rep->have_prediction = 1;
+    /* Back to back, iterations with an optimizer barrier each take the one iteration's time at
+     * its bubble; post-validated ones overlap, as the simulator's steady state. */
+    rep->pred_iter_ns = rep->postval ? rep->pred.steady_period : rep->pred.makespan;
+    rep->pred_steady_bubble = rep->postval ? rep->pred.steady_bubble : rep->pred.bubble;
+    /* Free communication and balance first: they keep the prediction's uniform tcomm, which
+     * predict_comm replaces with the links. */
+    ret = predict_nocomm(rep, &sched, &costs, err);
+    if (!ret)
+        ret = predict_balanced(rep, &sched, &costs, err);
+    if (!ret)
+        ret = predict_comm(rep, &sched, &costs, err);
+    rep->prediction_note[0] = '\0'; /* the prediction stands; a side simulation's note does not */
 out:
     if (!rep->have_prediction) {
         pps_sim_result_release(&rep->pred);

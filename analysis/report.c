@@ -140,24 +140,25 @@ static int defines_window(int kind)
 }
 
 /*
- * The distinct iteration labels of run, sorted, into *out (NULL when there are none), and how
- * many spans carry none.
+ * The distinct iteration labels of the run's window-defining spans, sorted, into *out (NULL when
+ * there are none), and how many spans of any kind carry no iteration.
  */
-static int collect_iters(const struct pps_run *run, int32_t **out, int *n_out, size_t *n_unlabelled,
+static int collect_iters(const struct pps_run *run, int32_t **out, int *n_out, size_t *n_no_iter,
                          struct pps_err *err)
 {
     int32_t *iters = NULL;
-    size_t n = 0, n_all = 0, n_distinct = 0;
+    size_t n = 0, n_distinct = 0;
     int ret = 0;
 
     *out = NULL;
     *n_out = 0;
+    *n_no_iter = 0;
     for (int s = 0; s < run->n_stages; s++) {
-        for (size_t i = 0; i < run->stages[s].n; i++)
+        for (size_t i = 0; i < run->stages[s].n; i++) {
             n += run->stages[s].spans[i].iter >= 0 && defines_window(run->stages[s].spans[i].kind);
-        n_all += run->stages[s].n;
+            *n_no_iter += run->stages[s].spans[i].iter < 0;
+        }
     }
-    *n_unlabelled = n_all - n;
     if (n == 0)
         goto out;
     iters = malloc(n * sizeof(*iters));
@@ -219,9 +220,12 @@ static void measure_iters(const struct pps_run *run, const struct stage_index *i
         is->window_ns = (double)(is->t1 - is->t0);
         for (int s = 0; s < rep->n_stages; s++) {
             measure_stage(&ix[s], is->t0, is->t1, &is->stages[s]);
-            idle += is->stages[s].idle_ns;
+            is->stages[s].present = rep->total[s].present;
+            if (is->stages[s].present)
+                idle += is->stages[s].idle_ns;
         }
-        is->bubble = is->window_ns > 0 ? idle / ((double)rep->n_stages * is->window_ns) : 0.0;
+        is->bubble =
+            is->window_ns > 0 && rep->n_present ? idle / (rep->n_present * is->window_ns) : 0.0;
     }
 }
 
@@ -232,34 +236,72 @@ static void measure_iters(const struct pps_run *run, const struct stage_index *i
  * time). Unlike the mean of the iterations' bubbles, this counts each idle moment once when
  * iterations overlap (post-validation). NaN with fewer than two iterations.
  */
-static void steady_state(const struct pps_run *run, const int32_t *labels, struct pps_report *rep)
+static int steady_state(const struct pps_run *run, const int32_t *labels, struct pps_report *rep,
+                        struct pps_err *err)
 {
     int n = rep->n_iters;
-    int64_t end0 = INT64_MIN, endn = INT64_MIN;
-    double busy = 0, elapsed;
+    int64_t *end = NULL;
+    double *busy = NULL, sum = 0, elapsed;
 
     rep->steady_bubble = NAN;
     rep->steady_period_ns = NAN;
-    if (n < 2 || rep->n_stages < 1)
-        return;
+    rep->steady_spread = NAN;
+    if (n < 2 || rep->n_present < 1)
+        return 0;
+    end = malloc((size_t)n * sizeof(*end));
+    busy = calloc((size_t)n, sizeof(*busy));
+    if (!end || !busy) {
+        free(end);
+        free(busy);
+        return pps_err_set(err, PPS_ENOMEM, "out of memory for the steady state");
+    }
+    for (int it = 0; it < n; it++)
+        end[it] = INT64_MIN;
     for (int s = 0; s < rep->n_stages; s++) {
+        if (!rep->total[s].present)
+            continue;
         for (size_t i = 0; i < run->stages[s].n; i++) {
             const struct pps_span *sp = &run->stages[s].spans[i];
-            if (!pps_span_kind_is_compute(sp->kind) || sp->iter < labels[0])
+            int it = sp->iter >= 0 && pps_span_kind_is_compute(sp->kind)
+                         ? iter_slot(labels, n, sp->iter)
+                         : -1;
+            if (it < 0)
                 continue;
-            if (sp->iter == labels[0] && sp->end_ns > end0)
-                end0 = sp->end_ns;
-            if (sp->iter == labels[n - 1] && sp->end_ns > endn)
-                endn = sp->end_ns;
-            if (sp->iter > labels[0] && sp->iter <= labels[n - 1])
-                busy += (double)(sp->end_ns - sp->start_ns);
+            end[it] = max64(end[it], sp->end_ns);
+            busy[it] += (double)(sp->end_ns - sp->start_ns);
         }
     }
-    if (end0 == INT64_MIN || endn <= end0)
-        return;
-    elapsed = (double)(endn - end0);
-    rep->steady_period_ns = elapsed / (n - 1);
-    rep->steady_bubble = 1 - busy / (rep->n_stages * elapsed);
+    if (end[0] != INT64_MIN && end[n - 1] > end[0]) {
+        double mean, var = 0;
+        int k = 0;
+
+        for (int it = 1; it < n; it++)
+            sum += busy[it];
+        elapsed = (double)(end[n - 1] - end[0]);
+        rep->steady_period_ns = elapsed / (n - 1);
+        rep->steady_bubble = 1 - sum / (rep->n_present * elapsed);
+        /* The same figure per iteration, for its spread: iteration i's busy time over the time
+         * from the previous iteration's end to its own. */
+        mean = 0;
+        for (int it = 1; it < n; it++)
+            if (end[it] > end[it - 1]) {
+                busy[it] = 1 - busy[it] / (rep->n_present * (double)(end[it] - end[it - 1]));
+                mean += busy[it];
+                k++;
+            } else {
+                busy[it] = NAN;
+            }
+        if (k >= 2) {
+            mean /= k;
+            for (int it = 1; it < n; it++)
+                if (!isnan(busy[it]))
+                    var += (busy[it] - mean) * (busy[it] - mean);
+            rep->steady_spread = sqrt(var / (k - 1));
+        }
+    }
+    free(end);
+    free(busy);
+    return 0;
 }
 
 /* Adds b's measured times into a. */
@@ -321,6 +363,80 @@ static void sum_iters(const struct stage_index *ix, struct pps_report *rep)
         rep->total[s].idle_frac =
             rep->total_window_ns > 0 ? rep->total[s].idle_ns / rep->total_window_ns : 0.0;
     rep->bubble = n_windows ? bubble_sum / n_windows : NAN;
+    rep->bubble_spread = NAN;
+    if (n_windows >= 2) {
+        double var = 0;
+        for (int it = 0; it < rep->n_iters; it++)
+            if (rep->iters[it].window_ns > 0)
+                var += (rep->iters[it].bubble - rep->bubble) * (rep->iters[it].bubble - rep->bubble);
+        rep->bubble_spread = sqrt(var / (n_windows - 1));
+    }
+}
+
+/*
+ * The stages the run has: with p known, 0..p-1 (a stage that recorded nothing in a run of p
+ * stages idled), and any other that recorded spans; without p, only those that recorded spans
+ * (a process that traced stage 1 alone has one stage, not two).
+ */
+static void mark_present(const struct pps_run *run, struct pps_report *rep)
+{
+    rep->n_present = 0;
+    for (int s = 0; s < rep->n_stages; s++) {
+        rep->total[s].present = (rep->p > 0 && s < rep->p) || run->stages[s].n > 0;
+        rep->n_present += rep->total[s].present;
+    }
+}
+
+struct window {
+    int64_t t0, reach; /* a window's start; the latest end of it and every window before it */
+};
+
+static int window_cmp(const void *a, const void *b)
+{
+    const struct window *x = a, *y = b;
+
+    return (x->t0 > y->t0) - (x->t0 < y->t0);
+}
+
+/* Spans that no window reaches: no figure counts them. With the windows sorted by start and
+ * their running latest end, a span [a, b) meets some window exactly when the last window that
+ * starts before b reaches past a. */
+static void count_outside(const struct pps_run *run, struct pps_report *rep)
+{
+    struct window *w;
+
+    rep->n_outside = 0;
+    if (rep->n_iters == 0) {
+        rep->n_outside = run->n_spans;
+        return;
+    }
+    w = malloc((size_t)rep->n_iters * sizeof(*w));
+    if (!w)
+        return; /* a count that cannot be made is not printed: 0 */
+    for (int it = 0; it < rep->n_iters; it++) {
+        w[it].t0 = rep->iters[it].t0;
+        w[it].reach = rep->iters[it].t1;
+    }
+    qsort(w, (size_t)rep->n_iters, sizeof(*w), window_cmp);
+    for (int it = 1; it < rep->n_iters; it++)
+        w[it].reach = max64(w[it].reach, w[it - 1].reach);
+    for (int s = 0; s < run->n_stages; s++)
+        for (size_t i = 0; i < run->stages[s].n; i++) {
+            const struct pps_span *sp = &run->stages[s].spans[i];
+            int64_t b = max64(sp->end_ns, sp->start_ns + 1); /* an instant still lies somewhere */
+            int lo = 0, hi = rep->n_iters;
+
+            while (lo < hi) {
+                int mid = lo + (hi - lo) / 2;
+                if (w[mid].t0 < b)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            if (lo == 0 || w[lo - 1].reach <= sp->start_ns)
+                rep->n_outside++;
+        }
+    free(w);
 }
 
 /* The run's parameters, the theory, and the arrays the measurement fills. */
@@ -336,8 +452,18 @@ static int report_init(const struct pps_run *run, int n_iters, const int32_t *la
         if (run->metrics[i].dropped > 0)
             rep->dropped += run->metrics[i].dropped;
     rep->bubble = NAN;
+    rep->bubble_spread = NAN;
     rep->steady_bubble = NAN;
     rep->steady_period_ns = NAN;
+    rep->steady_spread = NAN;
+    rep->iter_ns = NAN;
+    rep->pred_iter_ns = rep->pred_steady_bubble = NAN;
+    rep->pred_balanced = rep->pred_links = rep->pred_nocomm = NAN;
+    rep->judged_measured = rep->judged_predicted = rep->judged_spread = rep->tolerance = NAN;
+    rep->host.contention = rep->host.worst = NAN;
+    rep->host.worst_stage = -1;
+    rep->op_cv = NAN;
+    rep->op_cv_stage = rep->op_cv_kind = -1;
     {
         const char *opt = pps_run_meta(run, "optimizer");
         rep->postval = opt && !strcmp(opt, "postval");
@@ -390,7 +516,7 @@ int pps_analysis_report(const struct pps_run *run, struct pps_report **out, stru
         ret = pps_err_set(err, PPS_ENOMEM, "out of memory for the report");
         goto out;
     }
-    ret = collect_iters(run, &labels, &n_labels, &rep->n_unlabelled, err);
+    ret = collect_iters(run, &labels, &n_labels, &rep->n_no_iter, err);
     if (ret < 0)
         goto out;
     ret = report_init(run, n_labels, labels, rep, err);
@@ -409,16 +535,29 @@ int pps_analysis_report(const struct pps_run *run, struct pps_report **out, stru
             goto out;
         }
     }
+    mark_present(run, rep);
     measure_iters(run, ix, labels, rep);
     sum_iters(ix, rep);
-    steady_state(run, labels, rep);
+    count_outside(run, rep);
+    ret = steady_state(run, labels, rep, err);
+    if (ret < 0)
+        goto out;
+    /* Post-validated iterations overlap: they are judged as they ran, back to back. */
+    rep->basis = rep->postval && !isnan(rep->steady_bubble) ? PPS_BASIS_STEADY : PPS_BASIS_ITERATION;
+    rep->iter_ns = !isnan(rep->steady_period_ns) ? rep->steady_period_ns
+                   : rep->n_iters == 1          ? rep->iters[0].window_ns
+                                                : NAN;
 
     ret = pps__analysis_costs(run, rep, err);
+    if (ret == 0)
+        ret = pps__analysis_links(run, rep, err);
+    if (ret == 0)
+        ret = pps__analysis_host(run, rep, err);
+    if (ret == 0)
+        ret = pps__analysis_predict(run, rep, err);
     if (ret < 0)
         goto out;
-    ret = pps__analysis_predict(run, rep, err);
-    if (ret < 0)
-        goto out;
+    pps__analysis_judge(rep);
     *out = rep;
     rep = NULL;
 out:
@@ -443,6 +582,8 @@ void pps_report_free(struct pps_report *rep)
     free(rep->tf_ns);
     free(rep->tb_ns);
     free(rep->tw_ns);
+    free(rep->links);
     pps_sim_result_release(&rep->pred);
+    pps_sim_result_release(&rep->pred_comm);
     free(rep);
 }

@@ -1,4 +1,9 @@
-/* cmd_merge.c - `ppscope merge RUN -o FILE`: one portable file from a run's per-rank shards. */
+/*
+ * cmd_merge.c - `ppscope merge RUN -o FILE`: one portable file from a run's per-rank shards.
+ *
+ * On success it says what it wrote, on stdout, in one line (as nsys export does): a silent
+ * success left the user to check that the file holds every rank. --quiet keeps it silent.
+ */
 #include <stdio.h>
 #include <string.h>
 
@@ -7,15 +12,17 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: ppscope merge RUN -o FILE\n"
+    fprintf(f, "usage: ppscope merge [-q] RUN -o FILE\n"
                "\n"
                "Merges the per-rank shards of run directory RUN (rank-*.db) into FILE, one SQLite\n"
                "file that every ppscope command reads like the directory. Ranks, raw times and\n"
                "clock offsets are kept; FILE must not exist. A run still being written merges\n"
-               "what its ranks have flushed.\n"
+               "what its ranks have flushed. Says what it wrote in one line on stdout:\n"
+               "  ppscope merge: wrote FILE: 4 ranks, 12345 spans, 40 metrics rows\n"
                "\n"
                "options:\n"
                "  -o, --output FILE   the merged file to create\n"
+               "  -q, --quiet         print nothing on success\n"
                "  -h, --help          this help\n");
 }
 
@@ -23,7 +30,8 @@ int pps_cmd_merge(int argc, char **argv)
 {
     struct pps_err err = {0};
     const char *run = NULL, *out = NULL;
-    int options = 1;
+    struct pps_run *merged = NULL;
+    int options = 1, quiet = 0;
 
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -36,6 +44,8 @@ int pps_cmd_merge(int argc, char **argv)
             out = argv[++i];
         } else if (options && !strncmp(a, "--output=", 9)) {
             out = a + 9;
+        } else if (options && (!strcmp(a, "-q") || !strcmp(a, "--quiet"))) {
+            quiet = 1;
         } else if (options && !strcmp(a, "--")) {
             options = 0;
         } else if (options && a[0] == '-' && a[1]) {
@@ -52,5 +62,18 @@ int pps_cmd_merge(int argc, char **argv)
         return pps_cli_usage_error("merge", "where to? give -o FILE");
     if (pps_run_merge(run, out, &err) != 0)
         return pps_cli_fail("merge", &err);
+    if (quiet)
+        return PPS_EXIT_OK;
+    /* The counts are read back from the file written, not from the shards: what the line
+     * promises is what a reader of FILE will see. */
+    if (pps_run_load(out, &merged, &err) != 0) {
+        struct pps_err back = {0};
+        pps_err_set(&back, err.code, "wrote %s, but cannot read it back: %s", out, err.msg);
+        return pps_cli_fail("merge", &back);
+    }
+    printf("ppscope merge: wrote %s: %d rank%s, %zu span%s, %zu metrics row%s\n", out,
+           merged->n_shards, merged->n_shards == 1 ? "" : "s", merged->n_spans,
+           merged->n_spans == 1 ? "" : "s", merged->n_metrics, merged->n_metrics == 1 ? "" : "s");
+    pps_run_free(merged);
     return PPS_EXIT_OK;
 }

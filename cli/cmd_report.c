@@ -17,7 +17,9 @@ static const char usage_text[] =
     "Measures a run (a directory of per-rank shards, or a merged file): per stage, the time\n"
     "spent in F, B, W, BW and the optimizer, the idle and the waiting time; the bubble beside\n"
     "the theory, (p-1)/m and (p-1)/(v*m+p-1), and beside the simulator's prediction for the\n"
-    "run's schedule with the op costs the run measured. docs/analysis.md defines each figure.\n"
+    "run's schedule with the op costs and links the run measured; each link's transfer time;\n"
+    "how long the stage threads waited for a CPU core; the verdict (what explains the bubble)\n"
+    "and every flag with its evidence. docs/analysis.md defines each figure.\n"
     "\n"
     "options:\n"
     "  --json      print the figures as one JSON document on stdout\n"
@@ -70,16 +72,27 @@ static void print_header(FILE *f, const struct pps_run *run, const struct pps_re
         fprintf(f, " m=%d", rep->m);
     else
         fprintf(f, " m=?");
-    fprintf(f, " v=%d  %d stage%s, %d iteration%s\n", rep->v, rep->n_stages,
-            rep->n_stages == 1 ? "" : "s", rep->n_iters, rep->n_iters == 1 ? "" : "s");
+    fprintf(f, " v=%d  %d stage%s", rep->v, rep->n_present, rep->n_present == 1 ? "" : "s");
+    /* Stages numbered other than 0..n-1 (a process that traced stage 1 alone) say which. */
+    if (rep->n_present != rep->n_stages) {
+        const char *sep = rep->n_present == 1 ? " (stage " : " (stages ";
+        for (int s = 0; s < rep->n_stages; s++)
+            if (rep->total[s].present) {
+                fprintf(f, "%s%d", sep, s);
+                sep = ", ";
+            }
+        fprintf(f, ")");
+    }
+    fprintf(f, ", %d iteration%s\n", rep->n_iters, rep->n_iters == 1 ? "" : "s");
     fprintf(f, "status    %s\n",
             rep->complete ? "complete" : "INCOMPLETE: a rank did not close its shard");
     if (rep->dropped > 0)
         fprintf(f, "dropped   %lld spans the tracer could not keep: the figures miss them\n",
                 (long long)rep->dropped);
-    if (rep->n_unlabelled > 0)
-        fprintf(f, "note      %zu spans carry no iteration: they open no window\n",
-                rep->n_unlabelled);
+    if (rep->n_outside > 0 && rep->n_iters > 0)
+        fprintf(f, "note      %zu span%s outside every iteration's window: no figure counts %s\n",
+                rep->n_outside, rep->n_outside == 1 ? " lies" : "s lie",
+                rep->n_outside == 1 ? "it" : "them");
 }
 
 static void print_table(FILE *f, const struct pps_report *rep)
@@ -93,6 +106,8 @@ static void print_table(FILE *f, const struct pps_report *rep)
         shown[k] = 0;
         for (int s = 0; s < rep->n_stages; s++) {
             const struct pps_stage_stats *t = &rep->total[s];
+            if (!t->present)
+                continue;
             if (t->n_ops[kind] > 0 || t->busy_ns[kind] > 0)
                 shown[k] = 1;
             if (t->busy_ns[kind] > max_ns)
@@ -117,6 +132,8 @@ static void print_table(FILE *f, const struct pps_report *rep)
         const struct pps_stage_stats *t = &rep->total[s];
         double wait_frac = rep->total_window_ns > 0 ? t->wait_ns / rep->total_window_ns : 0.0;
 
+        if (!t->present)
+            continue;
         fprintf(f, "%5d", s);
         for (int k = 0; k < N_TABLE_KINDS; k++)
             if (shown[k])
@@ -125,10 +142,43 @@ static void print_table(FILE *f, const struct pps_report *rep)
     }
 }
 
+static void print_links(FILE *f, const struct pps_report *rep)
+{
+    char a[32], b[32];
+
+    if (rep->n_links == 0)
+        return;
+    fprintf(f, "\nlinks, per message: send start to receive end (median where the receiver "
+               "waited)\n");
+    for (int i = 0; i < rep->n_links; i++) {
+        const struct pps_link_stats *l = &rep->links[i];
+
+        pps_format_ns(l->latency_ns, a, sizeof(a));
+        pps_format_ns(l->min_ns, b, sizeof(b));
+        fprintf(f, "  %3d->%-3d %10s %s  min %s  (%ld messages, %ld waited for)\n", l->from, l->to,
+                a, l->bounded ? "at most" : "median ", b, l->n_msgs, l->n_blocked);
+    }
+}
+
+static void print_host(FILE *f, const struct pps_report *rep)
+{
+    const struct pps_host_stats *h = &rep->host;
+
+    if (!h->known)
+        return;
+    fprintf(f, "host      the stage threads waited for a CPU core %.1f%% of their time", 100 * h->contention);
+    if (h->worst_stage >= 0 && rep->n_present > 1)
+        fprintf(f, " (stage %d the most, %.1f%%)", h->worst_stage, 100 * h->worst);
+    if (h->cpus > 0)
+        fprintf(f, "; %d stage thread%s on %d core%s", h->stage_threads,
+                h->stage_threads == 1 ? "" : "s", h->cpus, h->cpus == 1 ? "" : "s");
+    fprintf(f, "\n");
+}
+
 static void print_bubble(FILE *f, const struct pps_run *run, const struct pps_report *rep)
 {
-    char verdict[320];
-    double lo = INFINITY, hi = -INFINITY, window = 0;
+    char verdict[512];
+    double lo = INFINITY, hi = -INFINITY;
     struct time_unit u;
 
     for (int it = 0; it < rep->n_iters; it++) {
@@ -137,45 +187,74 @@ static void print_bubble(FILE *f, const struct pps_run *run, const struct pps_re
         if (rep->iters[it].bubble > hi)
             hi = rep->iters[it].bubble;
     }
-    if (rep->n_iters)
-        window = rep->total_window_ns / rep->n_iters;
-    u = unit_for(rep->have_prediction && rep->pred.makespan > window ? rep->pred.makespan : window);
+    u = unit_for(!isnan(rep->pred_iter_ns) && rep->pred_iter_ns > rep->iter_ns ? rep->pred_iter_ns
+                                                                             : rep->iter_ns);
 
     fprintf(f, "\n");
     print_pct(f, "bubble    measured", rep->bubble);
+    if (rep->have_prediction)
+        print_pct(f, "   predicted", rep->pred.bubble);
     if (rep->n_iters > 1)
-        fprintf(f, " (iterations: %.1f%% to %.1f%%)", 100 * lo, 100 * hi);
+        fprintf(f, "   (mean of %d iterations: %.1f%% to %.1f%%)", rep->n_iters, 100 * lo,
+                100 * hi);
     fprintf(f, "\n");
     if (!isnan(rep->steady_bubble)) {
         print_pct(f, "steady    measured", rep->steady_bubble);
         if (rep->have_prediction)
-            print_pct(f, "   predicted", rep->pred.steady_bubble);
-        fprintf(f, "   (iterations 1..%d back to back, period %.3f %s)%s\n", rep->n_iters - 1,
-                rep->steady_period_ns / u.ns, u.name,
-                rep->postval ? ": post-validated, the figure to judge" : "");
+            print_pct(f, "   predicted", rep->pred_steady_bubble);
+        fprintf(f, "   (iterations 1..%d back to back%s)\n", rep->n_iters - 1,
+                rep->basis == PPS_BASIS_STEADY ? "; post-validated: the verdict's figures" : "");
     }
     print_pct(f, "theory    (p-1)/m", rep->bubble_quoted);
     print_pct(f, rep->v > 1 ? "   (p-1)/(v*m+p-1)" : "   (p-1)/(m+p-1)", rep->bubble_exact);
     fprintf(f, "\n");
     if (rep->have_prediction) {
-        print_pct(f, "predicted", rep->pred.bubble);
-        fprintf(f, "  %s with the measured mean op costs, tcomm %.0f ns\n", run->schedule,
-                rep->tcomm_ns);
-        fprintf(f, "iteration measured %.3f %s, predicted %.3f %s\n", window / u.ns, u.name,
-                rep->pred.makespan / u.ns, u.name);
+        char t[32];
+
+        pps_format_ns(rep->tcomm_ns, t, sizeof(t));
+        fprintf(f, "predicted %s with the measured mean op costs, tcomm %s", run->schedule, t);
+        if (!isnan(rep->pred_balanced))
+            fprintf(f, "; balanced stages %.1f%%", 100 * rep->pred_balanced);
+        if (!isnan(rep->pred_links))
+            fprintf(f, "; with the links as measured %.1f%%", 100 * rep->pred_links);
+        fprintf(f, "%s\n", rep->basis == PPS_BASIS_STEADY ? " (steady)" : "");
     } else {
         fprintf(f, "predicted none: %s\n", rep->prediction_note);
+    }
+    if (!isnan(rep->iter_ns)) {
+        fprintf(f, "iteration measured %.3f %s", rep->iter_ns / u.ns, u.name);
+        if (!isnan(rep->pred_iter_ns))
+            fprintf(f, ", predicted %.3f %s", rep->pred_iter_ns / u.ns, u.name);
+        fprintf(f, " (%s)\n", rep->n_iters > 1 ? "one iteration's end to the next's"
+                                               : "the one iteration's window");
     }
     pps_report_verdict(rep, verdict, sizeof(verdict));
     fprintf(f, "verdict   %s\n", verdict);
 }
 
-static void print_text(FILE *f, const struct pps_run *run, const struct pps_report *rep)
+static void print_flags(FILE *f, const struct pps_flag_list *fl)
+{
+    if (fl->n == 0) {
+        fprintf(f, "flags     none\n");
+        return;
+    }
+    fprintf(f, "flags     %zu\n", fl->n);
+    for (size_t i = 0; i < fl->n; i++)
+        fprintf(f, "  ! %-10s %s\n", pps_flag_kind_name(fl->items[i].kind), fl->items[i].text);
+}
+
+static void print_text(FILE *f, const struct pps_run *run, const struct pps_report *rep,
+                       const struct pps_flag_list *fl)
 {
     print_header(f, run, rep);
     if (rep->n_iters > 0)
         print_table(f, rep);
+    print_links(f, rep);
+    if (rep->host.known)
+        fprintf(f, "\n");
+    print_host(f, rep);
     print_bubble(f, run, rep);
+    print_flags(f, fl);
 }
 
 /* ---- JSON ---------------------------------------------------------------------------------- */
@@ -214,6 +293,16 @@ static void json_stage(struct pps_json *j, const struct pps_stage_stats *st)
     pps_json_end_object(j);
 }
 
+static void json_stages(struct pps_json *j, const char *key, const struct pps_stage_stats *st,
+                        int n)
+{
+    pps_json_begin_array(j, key);
+    for (int s = 0; s < n; s++)
+        if (st[s].present)
+            json_stage(j, &st[s]);
+    pps_json_end_array(j);
+}
+
 static void json_doubles(struct pps_json *j, const char *key, const double *x, int n)
 {
     pps_json_begin_array(j, key);
@@ -234,32 +323,84 @@ static void json_prediction(struct pps_json *j, const struct pps_report *rep)
     pps_json_begin_object(j, "prediction");
     pps_json_double(j, "makespan_ns", rep->pred.makespan);
     pps_json_double(j, "bubble", rep->pred.bubble);
+    pps_json_double(j, "steady_bubble", rep->pred_steady_bubble);
+    pps_json_double(j, "iteration_ns", rep->pred_iter_ns);
+    pps_json_double(j, "balanced_bubble", rep->pred_balanced);
+    pps_json_double(j, "links_bubble", rep->pred_links);
+    pps_json_begin_object(j, "simulator");
     pps_json_double(j, "steady_period_ns", rep->pred.steady_period);
     pps_json_double(j, "steady_bubble", rep->pred.steady_bubble);
+    pps_json_end_object(j);
     json_doubles(j, "busy_ns", rep->pred.busy, rep->pred.p);
     json_doubles(j, "idle_ns", rep->pred.idle, rep->pred.p);
     pps_json_end_object(j);
     pps_json_null(j, "prediction_note");
 }
 
-static const char *verdict_key(int verdict)
+static void json_links_host(struct pps_json *j, const struct pps_report *rep)
 {
-    switch (verdict) {
-    case PPS_VERDICT_AS_PREDICTED:
-        return "as_predicted";
-    case PPS_VERDICT_ABOVE:
-        return "above";
-    case PPS_VERDICT_BELOW:
-        return "below";
-    default:
-        return "none";
+    pps_json_begin_array(j, "links");
+    for (int i = 0; i < rep->n_links; i++) {
+        const struct pps_link_stats *l = &rep->links[i];
+
+        pps_json_begin_object(j, NULL);
+        pps_json_int(j, "from", l->from);
+        pps_json_int(j, "to", l->to);
+        pps_json_int(j, "messages", l->n_msgs);
+        pps_json_int(j, "waited_for", l->n_blocked);
+        pps_json_double(j, "latency_ns", l->latency_ns);
+        pps_json_double(j, "min_ns", l->min_ns);
+        pps_json_bool(j, "upper_bound", l->bounded);
+        pps_json_end_object(j);
     }
+    pps_json_end_array(j);
+    if (!rep->host.known) {
+        pps_json_null(j, "host");
+        return;
+    }
+    pps_json_begin_object(j, "host");
+    pps_json_double(j, "contention", rep->host.contention);
+    json_ns(j, "run_delay_ns", rep->host.run_delay_ns);
+    json_ns(j, "wall_ns", rep->host.wall_ns);
+    if (rep->host.worst_stage >= 0)
+        pps_json_int(j, "worst_stage", rep->host.worst_stage);
+    pps_json_double(j, "worst_contention", rep->host.worst);
+    pps_json_int(j, "stage_threads", rep->host.stage_threads);
+    if (rep->host.cpus > 0)
+        pps_json_int(j, "cpus", rep->host.cpus);
+    else
+        pps_json_null(j, "cpus");
+    pps_json_end_object(j);
 }
 
-static void print_json(FILE *f, const struct pps_run *run, const struct pps_report *rep)
+static void json_flags(struct pps_json *j, const struct pps_flag_list *fl)
+{
+    pps_json_begin_array(j, "flags");
+    for (size_t i = 0; i < fl->n; i++) {
+        const struct pps_flag *x = &fl->items[i];
+
+        pps_json_begin_object(j, NULL);
+        pps_json_string(j, "kind", pps_flag_kind_name(x->kind));
+        if (x->stage >= 0)
+            pps_json_int(j, "stage", x->stage);
+        else
+            pps_json_null(j, "stage");
+        if (x->peer >= 0)
+            pps_json_int(j, "peer", x->peer);
+        else
+            pps_json_null(j, "peer");
+        pps_json_double(j, "value", x->value);
+        pps_json_string(j, "text", x->text);
+        pps_json_end_object(j);
+    }
+    pps_json_end_array(j);
+}
+
+static void print_json(FILE *f, const struct pps_run *run, const struct pps_report *rep,
+                       const struct pps_flag_list *fl)
 {
     struct pps_json j;
-    char verdict[320];
+    char verdict[512];
     int v = pps_report_verdict(rep, verdict, sizeof(verdict));
 
     pps_json_init(&j, f);
@@ -271,20 +412,30 @@ static void print_json(FILE *f, const struct pps_run *run, const struct pps_repo
     pps_json_int(&j, "v", rep->v);
     pps_json_bool(&j, "complete", rep->complete);
     pps_json_int(&j, "dropped", rep->dropped);
-    pps_json_int(&j, "n_stages", rep->n_stages);
+    pps_json_int(&j, "n_stages", rep->n_present);
     pps_json_int(&j, "n_iterations", rep->n_iters);
-    pps_json_int(&j, "unlabelled_spans", (int64_t)rep->n_unlabelled);
+    pps_json_int(&j, "spans_outside_windows", (int64_t)rep->n_outside);
+    pps_json_int(&j, "spans_without_iteration", (int64_t)rep->n_no_iter);
     pps_json_double(&j, "bubble", rep->bubble);
+    pps_json_double(&j, "bubble_spread", rep->bubble_spread);
     pps_json_double(&j, "steady_bubble", rep->steady_bubble);
+    pps_json_double(&j, "steady_spread", rep->steady_spread);
     pps_json_double(&j, "steady_period_ns", rep->steady_period_ns);
+    pps_json_double(&j, "iteration_ns", rep->iter_ns);
     pps_json_bool(&j, "postval", rep->postval);
     pps_json_double(&j, "bubble_quoted", rep->bubble_quoted);
     pps_json_double(&j, "bubble_exact", rep->bubble_exact);
     json_prediction(&j, rep);
     pps_json_begin_object(&j, "verdict");
-    pps_json_string(&j, "kind", verdict_key(v));
+    pps_json_string(&j, "kind", pps_verdict_name(v));
+    pps_json_string(&j, "basis", rep->basis == PPS_BASIS_STEADY ? "steady" : "iteration");
+    pps_json_double(&j, "measured", rep->judged_measured);
+    pps_json_double(&j, "predicted", rep->judged_predicted);
+    pps_json_double(&j, "tolerance", rep->tolerance);
     pps_json_string(&j, "text", verdict);
     pps_json_end_object(&j);
+    json_flags(&j, fl);
+    json_links_host(&j, rep);
 
     pps_json_begin_object(&j, "costs");
     json_doubles(&j, "tf_ns", rep->tf_ns, rep->n_stages);
@@ -293,6 +444,7 @@ static void print_json(FILE *f, const struct pps_run *run, const struct pps_repo
     pps_json_bool(&j, "fused_bw", rep->fused_bw);
     pps_json_double(&j, "tcomm_ns", rep->tcomm_ns);
     pps_json_double(&j, "topt_ns", rep->topt_ns);
+    pps_json_double(&j, "op_cv", rep->op_cv);
     pps_json_end_object(&j);
 
     pps_json_begin_array(&j, "iterations");
@@ -305,18 +457,12 @@ static void print_json(FILE *f, const struct pps_run *run, const struct pps_repo
         pps_json_int(&j, "t1_ns", is->t1);
         json_ns(&j, "window_ns", is->window_ns);
         pps_json_double(&j, "bubble", is->bubble);
-        pps_json_begin_array(&j, "stages");
-        for (int s = 0; s < is->n_stages; s++)
-            json_stage(&j, &is->stages[s]);
-        pps_json_end_array(&j);
+        json_stages(&j, "stages", is->stages, is->n_stages);
         pps_json_end_object(&j);
     }
     pps_json_end_array(&j);
     json_ns(&j, "total_window_ns", rep->total_window_ns);
-    pps_json_begin_array(&j, "stages");
-    for (int s = 0; s < rep->n_stages; s++)
-        json_stage(&j, &rep->total[s]);
-    pps_json_end_array(&j);
+    json_stages(&j, "stages", rep->total, rep->n_stages);
     pps_json_end_object(&j);
     pps_json_finish(&j);
 }
@@ -328,6 +474,7 @@ int pps_cmd_report(int argc, char **argv)
     const char *path = NULL;
     struct pps_run *run = NULL;
     struct pps_report *rep = NULL;
+    struct pps_flag_list flags = PPS_FLAG_LIST_INIT;
     struct pps_err err = {0, ""};
     int json = 0;
     int rc = PPS_EXIT_OK;
@@ -366,20 +513,22 @@ int pps_cmd_report(int argc, char **argv)
         rc = pps_cli_fail("report", &err);
         goto out;
     }
-    if (pps_analysis_report(run, &rep, &err) < 0) {
+    if (pps_analysis_report(run, &rep, &err) < 0 ||
+        pps_analysis_flags(run, rep, &flags, &err) < 0) {
         rc = pps_cli_fail("report", &err);
         goto out;
     }
     if (json)
-        print_json(stdout, run, rep);
+        print_json(stdout, run, rep, &flags);
     else
-        print_text(stdout, run, rep);
+        print_text(stdout, run, rep, &flags);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         err.code = PPS_EIO;
         snprintf(err.msg, sizeof(err.msg), "could not write the report to stdout");
         rc = pps_cli_fail("report", &err);
     }
 out:
+    pps_flag_list_release(&flags);
     pps_report_free(rep);
     pps_run_free(run);
     return rc;

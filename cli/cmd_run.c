@@ -43,7 +43,7 @@ static const char usage_text[] =
     "      --microbatch-size B sequences per microbatch (default 4)\n"
     "      --seq-len T         bytes per sequence (default 32)\n"
     "      --partition LIST    blocks per virtual stage, e.g. 3,5,5,3 (default: even)\n"
-    "      --data FILE         training text (default " PPS_MODEL_DEFAULT_DATA ")\n"
+    "      --data FILE         training text (default: the built-in one, an essay on pipelines)\n"
     "      --seed N            parameters and sampling (default 1)\n"
     "\n"
     "optimizer (AdamW, global gradient-norm clipping, a skipped step on inf/NaN):\n"
@@ -493,6 +493,7 @@ int pps_cmd_run(int argc, char **argv)
     memset(&res, 0, sizeof(res));
     pps_run_config_init(&o->cfg);
     o->cfg.progress = isatty(STDERR_FILENO);
+    o->cfg.warn_cores = 1;
     rc = parse_args(o, argc, argv);
     if (rc) {
         code = rc == 1 ? PPS_EXIT_OK : rc;

@@ -23,7 +23,7 @@ static const struct command commands[] = {
 static void usage(FILE *f)
 {
     fprintf(f, "usage: ppscope [--version] [--help] <command> [<args>]\n\n"
-               "ppscope profiles pipeline-parallel training: schedules, bubbles, stalls.\n\n"
+               "ppscope profiles pipeline-parallel training: schedules, bubbles and their causes.\n\n"
                "commands:\n");
     for (const struct command *c = commands; c->name; c++)
         fprintf(f, "  %-8s %s\n", c->name, c->summary);

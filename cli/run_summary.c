@@ -15,10 +15,13 @@
 
 /* What one schedule's row shows. */
 struct row {
-    double iter_ns;
+    double iter_ns, pred_iter_ns;
     double bubble, steady;
     double pred, pred_steady;
     double act_peak; /* bytes, the largest stage's; NaN when unknown */
+    int verdict;     /* enum pps_verdict */
+    int n_flags;
+    char flags[4][400];
 };
 
 static void fmt_bytes(char *buf, size_t len, double b)
@@ -31,6 +34,14 @@ static void fmt_bytes(char *buf, size_t len, double b)
         snprintf(buf, len, "%.1f MiB", b / (1 << 20));
     else
         snprintf(buf, len, "%.1f KiB", b / 1024);
+}
+
+static void fmt_ms(char *buf, size_t len, double ns)
+{
+    if (isnan(ns))
+        snprintf(buf, len, "-");
+    else
+        snprintf(buf, len, "%.2f ms", ns / 1e6);
 }
 
 static void fmt_pct(char *buf, size_t len, double x)
@@ -46,23 +57,34 @@ static int read_row(const struct pps_run_outcome *o, int postval, struct row *r)
 {
     struct pps_run *run = NULL;
     struct pps_report *rep = NULL;
+    struct pps_flag_list fl = PPS_FLAG_LIST_INIT;
     struct pps_err err = {0, ""};
     int rc = -1;
 
+    (void)postval;
+    memset(r, 0, sizeof(*r));
     r->iter_ns = r->bubble = r->steady = r->pred = r->pred_steady = r->act_peak = NAN;
+    r->pred_iter_ns = NAN;
     if (pps_run_load(o->dir, &run, &err) < 0 || pps_analysis_report(run, &rep, &err) < 0) {
         fprintf(stderr, "ppscope run: cannot read back %s: %s\n", o->dir, err.msg);
         goto out;
     }
+    /* The report's own figures, under the report's own names (docs/analysis.md). */
     r->bubble = rep->bubble;
     r->steady = rep->steady_bubble;
-    r->iter_ns = rep->steady_period_ns;
-    if (isnan(r->iter_ns) && rep->n_iters > 0)
-        r->iter_ns = (double)(run->t_max - run->t_min) / rep->n_iters;
+    r->iter_ns = rep->iter_ns;
+    r->pred_iter_ns = rep->pred_iter_ns;
     if (rep->have_prediction) {
         r->pred = rep->pred.bubble;
-        /* Back to back, iterations overlap only without the optimizer barrier. */
-        r->pred_steady = postval ? rep->pred.steady_bubble : rep->pred.bubble;
+        r->pred_steady = rep->pred_steady_bubble;
+    }
+    r->verdict = pps_report_verdict(rep, NULL, 0);
+    if (pps_analysis_flags(run, rep, &fl, &err) == 0) {
+        r->n_flags = (int)fl.n;
+        for (size_t i = 0; i < fl.n && i < sizeof(r->flags) / sizeof(r->flags[0]); i++)
+            snprintf(r->flags[i], sizeof(r->flags[i]), "%s: %s",
+                     pps_flag_kind_name(fl.items[i].kind), fl.items[i].text);
+        pps_flag_list_release(&fl);
     }
     for (size_t i = 0; i < run->n_metrics; i++)
         if (run->metrics[i].stage >= 0 && run->metrics[i].act_bytes >= 0 &&
@@ -128,20 +150,24 @@ int pps_run_summary_print(FILE *f, const struct pps_run_config *c, const struct 
             r->n, r->n == 1 ? "" : "s", c->p, c->m, c->backend == PPS_BACKEND_EMU ? "emu" : "cpu",
             c->backend == PPS_BACKEND_EMU ? " (EMULATED: ops sleep their modeled time)" : "",
             r->transport, c->iters, pps_optim_mode_name(c->optim_mode));
-    fprintf(f, "%-12s %10s %8s %9s %8s %11s %10s %8s  %s\n", "schedule", "iter time", "bubble",
-            "predicted", "steady", "pred steady", "peak act", "loss", "run");
+    fprintf(f, "%-12s %10s %10s %7s %9s %7s %9s %9s %7s  %s\n", "schedule", "iteration",
+            "predicted", "bubble", "predicted", "steady", "predicted", "peak act", "loss", "run");
     for (int i = 0; i < r->n; i++) {
         const struct pps_run_outcome *o = &r->outcomes[i];
         struct row row;
-        char b[6][32];
+        char b[8][32];
 
         if (o->dir[0]) {
             if (read_row(o, c->optim_mode == PPS_OPTIM_POSTVAL, &row) < 0)
                 code = PPS_EXIT_FAIL;
         } else {
+            memset(&row, 0, sizeof(row));
             row.bubble = row.steady = row.pred = row.pred_steady = row.act_peak = NAN;
+            row.pred_iter_ns = NAN;
             row.iter_ns = o->wall_ns / c->iters;
         }
+        fmt_ms(b[6], sizeof(b[6]), row.iter_ns);
+        fmt_ms(b[7], sizeof(b[7]), row.pred_iter_ns);
         fmt_pct(b[0], sizeof(b[0]), row.bubble);
         fmt_pct(b[1], sizeof(b[1]), row.pred);
         fmt_pct(b[2], sizeof(b[2]), row.steady);
@@ -151,20 +177,25 @@ int pps_run_summary_print(FILE *f, const struct pps_run_config *c, const struct 
             snprintf(b[5], sizeof(b[5]), "-");
         else
             snprintf(b[5], sizeof(b[5]), "%.4f", o->loss);
-        fprintf(f, "%-12s %7.2f ms %8s %9s %8s %11s %10s %8s  %s\n", pps_sched_kind_name(o->kind),
-                row.iter_ns / 1e6, b[0], b[1], b[2], b[3], b[4], b[5],
+        fprintf(f, "%-12s %10s %10s %7s %9s %7s %9s %9s %7s  %s\n", pps_sched_kind_name(o->kind),
+                b[6], b[7], b[0], b[1], b[2], b[3], b[4], b[5],
                 o->dir[0] ? o->dir : "(not traced)");
         if (o->rollbacks || o->skips || o->clips)
             fprintf(f,
                     "%-12s optimizer: %ld steps, %ld clipped, %ld skipped, %ld rolled back, "
                     "%ld passes rerun\n",
                     "", o->steps, o->clips, o->skips, o->rollbacks, o->reruns);
+        for (int k = 0; k < row.n_flags && k < (int)(sizeof(row.flags) / sizeof(row.flags[0])); k++)
+            fprintf(f, "%-12s ! %s\n", "", row.flags[k]);
+        if (row.n_flags > (int)(sizeof(row.flags) / sizeof(row.flags[0])))
+            fprintf(f, "%-12s ! and %d more: ppscope report %s\n", "",
+                    row.n_flags - (int)(sizeof(row.flags) / sizeof(row.flags[0])), o->dir);
     }
     if (r->n > 0 && r->outcomes[0].dir[0])
         fprintf(f,
-                "bubble: mean over iterations; steady: iterations 1..N-1 back to back "
-                "(iter time is their period);\npredicted: the simulator with the run's own op "
-                "costs. Per stage: ppscope report %s\n",
+                "iteration: one iteration's end to the next's; bubble: the mean over iterations; "
+                "steady: iterations\n1..N-1 back to back; predicted: the simulator with the run's "
+                "own op costs. Per stage: ppscope report %s\n",
                 r->outcomes[0].dir);
     return code;
 }

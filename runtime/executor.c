@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "executor.h"
+#include "host.h"
 
 /* An iteration's figures until its metrics row is written. */
 struct iter_rec {
@@ -38,6 +39,9 @@ struct exec {
     struct pps_optim opt;
     struct iter_rec rec[2]; /* rec[iter & 1] */
     struct pps_exec_result *res;
+    struct pps_host_probe host; /* this stage thread's CPU time and run delay */
+    struct pps_host_sample host0;
+    int64_t host_t0;
 };
 
 void pps_exec_config_init(struct pps_exec_config *c)
@@ -57,6 +61,20 @@ static struct pps_msg_tag tag_of(const struct exec *x, int kind, int mb, int vst
     return tag;
 }
 
+/*
+ * The id both ends of a message give its spans (pps_trace_p2p_msg): the tag, which the two
+ * stages compute alike and which no other message between them shares, packed into 63 bits.
+ * 0 (no id) for a tag beyond the packing: 2^23 passes, 2^16 virtual stages, 2^22 microbatches.
+ */
+static int64_t msg_id(const struct pps_msg_tag *tag)
+{
+    if (tag->iter < 0 || tag->iter >= (1 << 22) || tag->vstage < 0 || tag->vstage >= (1 << 16) ||
+        tag->mb < 0 || tag->mb >= (1 << 22) || tag->kind < 0 || tag->kind > 3)
+        return 0;
+    return 1 + (((int64_t)tag->iter << 40) | ((int64_t)tag->kind << 38) |
+                ((int64_t)tag->vstage << 22) | tag->mb);
+}
+
 /* Receives into x->in what virtual stage `for_vs` waits for from stage src: a RECV span when it
  * was there, else a WAIT span for the time the receive blocked and a RECV at its end. */
 static int recv_msg(struct exec *x, int src, int kind, int mb, int for_vs, size_t floats,
@@ -73,10 +91,12 @@ static int recv_msg(struct exec *x, int src, int kind, int mb, int for_vs, size_
     if (rc)
         return rc;
     if (ready) {
-        pps_trace_p2p(x->tr, PPS_TRACE_RECV, x->stage, src, mb, (int64_t)bytes, t0, t1);
+        pps_trace_p2p_msg(x->tr, PPS_TRACE_RECV, x->stage, src, mb, (int64_t)bytes, t0, t1,
+                          msg_id(&tag));
     } else {
-        pps_trace_p2p(x->tr, PPS_TRACE_WAIT, x->stage, src, mb, 0, t0, t1);
-        pps_trace_p2p(x->tr, PPS_TRACE_RECV, x->stage, src, mb, (int64_t)bytes, t1, t1);
+        pps_trace_p2p_msg(x->tr, PPS_TRACE_WAIT, x->stage, src, mb, 0, t0, t1, msg_id(&tag));
+        pps_trace_p2p_msg(x->tr, PPS_TRACE_RECV, x->stage, src, mb, (int64_t)bytes, t1, t1,
+                          msg_id(&tag));
     }
     return 0;
 }
@@ -89,7 +109,8 @@ static int send_msg(struct exec *x, int dst, int kind, int mb, int for_vs, size_
     int64_t t0 = pps_trace_now();
     int rc = x->t->ops->send(x->t, dst, &tag, x->out, bytes, err);
 
-    pps_trace_p2p(x->tr, PPS_TRACE_SEND, x->stage, dst, mb, (int64_t)bytes, t0, pps_trace_now());
+    pps_trace_p2p_msg(x->tr, PPS_TRACE_SEND, x->stage, dst, mb, (int64_t)bytes, t0,
+                      pps_trace_now(), msg_id(&tag));
     return rc;
 }
 
@@ -245,6 +266,27 @@ static void write_metric(struct exec *x, const struct pps_optim_verdict *vd)
     pps_trace_metric(x->tr, vd->iter, x->stage, r->loss, vd->grad_norm, r->act_peak, r->pw_peak);
 }
 
+/*
+ * What the stage thread got from the host since it began, as meta of its shard (host.h): the
+ * CPU time it ran and the time it waited, runnable, for a core, over the wall time and the
+ * iterations they cover. Cumulative, so that a reader at any moment divides one by the other.
+ */
+static void record_host(struct exec *x, int iters_done)
+{
+    struct pps_host_sample now;
+
+    if (!x->tr)
+        return;
+    pps_host_probe_read(&x->host, &now);
+    (void)pps_trace_meta_int(x->tr, "host_wall_ns", pps_trace_now() - x->host_t0);
+    (void)pps_trace_meta_int(x->tr, "host_iters", iters_done);
+    if (now.cpu_ns >= 0 && x->host0.cpu_ns >= 0)
+        (void)pps_trace_meta_int(x->tr, "host_cpu_ns", now.cpu_ns - x->host0.cpu_ns);
+    if (now.run_delay_ns >= 0 && x->host0.run_delay_ns >= 0)
+        (void)pps_trace_meta_int(x->tr, "host_run_delay_ns",
+                                 now.run_delay_ns - x->host0.run_delay_ns);
+}
+
 static int run_iteration(struct exec *x, int iter, struct pps_err *err)
 {
     struct iter_rec *r = &x->rec[iter & 1];
@@ -326,6 +368,7 @@ int pps_executor_run(const struct pps_exec_config *cfg, struct pps_exec_result *
     res->loss = NAN;
     memset(&x, 0, sizeof(x));
     x.budgeted.kind = -1;
+    x.host.fd = -1;
     x.t = cfg->t;
     x.tr = cfg->tracer;
     rc = check_config(cfg, err);
@@ -371,9 +414,14 @@ int pps_executor_run(const struct pps_exec_config *cfg, struct pps_exec_result *
     if (x.tr)
         (void)pps_trace_thread_init(x.tr);
 
-    res->t_start_ns = pps_trace_now();
-    for (int it = 0; it < cfg->iters && !rc; it++)
+    pps_host_probe_open(&x.host);
+    pps_host_probe_read(&x.host, &x.host0);
+    x.host_t0 = res->t_start_ns = pps_trace_now();
+    for (int it = 0; it < cfg->iters && !rc; it++) {
         rc = run_iteration(&x, it, err);
+        if (!rc)
+            record_host(&x, it + 1);
+    }
     if (!rc && !cfg->no_step) {
         rc = pps_optim_finish(&x.opt, &vd, err);
         if (!rc)
@@ -388,6 +436,7 @@ int pps_executor_run(const struct pps_exec_config *cfg, struct pps_exec_result *
 out:
     if (rc)
         fail_stage(&x, err);
+    pps_host_probe_close(&x.host);
     free(x.in);
     free(x.out);
     pps_schedule_release(&x.budgeted);

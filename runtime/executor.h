@@ -19,8 +19,12 @@
  *
  * Spans (the stage's tracer; NULL: not traced): F, B, W, BW with stage, chunk and microbatch;
  * RECV (peer, bytes) around each receive that did not block, or else a WAIT (peer) for the time
- * it blocked, then a RECV at its end; SEND (peer, bytes) around each send; OPT, ROLLBACK and the
- * optimizer barrier's WAIT (peer -1) from optimizer.c. Metrics, once an iteration is decided:
+ * it blocked, then a RECV at its end; SEND (peer, bytes) around each send; the SEND and the
+ * RECV and WAIT of one message carry the same message id (pps_trace_p2p_msg), made from its tag;
+ * OPT, ROLLBACK and the optimizer barrier's WAIT (peer -1) from optimizer.c. After each
+ * iteration, meta host_cpu_ns, host_run_delay_ns (where the kernel keeps it), host_wall_ns and
+ * host_iters: what the stage thread got from the host so far (host.h). Metrics, once an
+ * iteration is decided:
  * loss (the stage holding the last virtual stage: the mean over microbatches; NaN elsewhere),
  * the global gradient norm, the peak activation bytes and the peak pending W's of the stage.
  *

@@ -32,9 +32,9 @@
 #include "kernels.h"
 #include "pps_error.h"
 
-/* The training text when none is named: the GNU GPL v3, which Debian's and Ubuntu's base-files
- * package installs on every machine (35 kB of English). */
-#define PPS_MODEL_DEFAULT_DATA "/usr/share/common-licenses/GPL-3"
+/* The path a text loaded without a data_path shows: the built-in text, runtime/model_text.txt (an
+ * essay on pipelines, 14 kB of English) compiled into the library, so no file is looked up. */
+#define PPS_MODEL_BUILTIN_TEXT "(built-in text)"
 /* Bytes: the vocabulary is fixed. */
 #define PPS_MODEL_VOCAB 256
 
@@ -47,15 +47,15 @@ struct pps_model_spec {
     int vocab;       /* PPS_MODEL_VOCAB (the only value accepted) */
     float ln_eps;    /* layer normalization's epsilon */
     uint64_t seed;   /* parameters and the sampling of the text */
-    /* The training text, borrowed (the caller keeps it alive while a pps_model_data is loaded
-     * from it); NULL means PPS_MODEL_DEFAULT_DATA. */
+    /* The training text's file, borrowed (the caller keeps it alive while a pps_model_data is
+     * loaded from it); NULL means the built-in text. */
     const char *data_path;
     struct pps_adamw adamw; /* learning rate, betas, eps, weight decay (on every parameter) */
 };
 
 /*
  * Defaults that train in seconds on a laptop: L = 4, H = 64, mlp_ratio 4, T = 32, B = 4,
- * vocab 256, ln_eps 1e-5, seed 1, the default text, AdamW lr 3e-3, betas 0.9 and 0.95, eps 1e-8,
+ * vocab 256, ln_eps 1e-5, seed 1, the built-in text, AdamW lr 3e-3, betas 0.9 and 0.95, eps 1e-8,
  * weight decay 0.01.
  */
 void pps_model_spec_init(struct pps_model_spec *s);
@@ -80,18 +80,19 @@ int pps_model_partition(const struct pps_model_spec *s, int n_vstages, const cha
 /* Training text                                                                               */
 /* ------------------------------------------------------------------------------------------- */
 
-/* The text, read whole into host memory; read-only once loaded, so one copy serves every stage
- * thread at once. */
+/* The text, read whole into host memory (the built-in one copied there too); read-only once
+ * loaded, so one copy serves every stage thread at once. */
 struct pps_model_data {
     unsigned char *bytes;
     size_t len;
-    char path[1024];
+    char path[1024]; /* the file, or PPS_MODEL_BUILTIN_TEXT */
 };
 
 /*
- * Loads s->data_path (PPS_MODEL_DEFAULT_DATA when NULL) into *out. PPS_ENOENT when the file is
- * missing or unreadable, PPS_EINVAL when it is shorter than T + 1 bytes (a sequence and its last
- * target), each naming the file. On failure *out is NULL.
+ * Loads the file s->data_path into *out, or when it is NULL a copy of the built-in text (path
+ * PPS_MODEL_BUILTIN_TEXT; it never fails to be there). PPS_ENOENT when the file is missing or
+ * unreadable, PPS_EINVAL when it is not a regular file, is over 256 MiB or is shorter than T + 1
+ * bytes (a sequence and its last target), each naming the file. On failure *out is NULL.
  */
 int pps_model_data_new(const struct pps_model_spec *s, struct pps_model_data **out,
                        struct pps_err *err);
@@ -160,7 +161,7 @@ void pps_model_act_bytes(const struct pps_model_spec *s, int n_blocks, int first
  * (the microbatches' losses summed in order in double, over m). The export_grads of a pipeline's
  * chunks concatenated in virtual-stage order are bitwise equal to *grads, and its loss_sum() / m
  * to *loss, whatever the partition and the schedule (each chunk running its W's in microbatch
- * order). The text is loaded from s->data_path.
+ * order). The text is loaded from s->data_path (the built-in text when NULL).
  */
 int pps_model_reference(const struct pps_model_spec *s, const char *backend, int m, int iter,
                         float **grads, size_t *n, double *loss, struct pps_err *err);

@@ -1,7 +1,8 @@
 /*
  * model_data.c - the training text and the microbatch sampler.
  *
- * The text is read whole (it is small: the default is 35 kB). Sequences are drawn with a
+ * The text is read whole (it is small: the built-in one is 14 kB, compiled into the library so
+ * that a run needs no file from any directory, installed or not). Sequences are drawn with a
  * counter-based generator from (seed, iteration, microbatch, sequence): no state is carried from
  * one draw to the next, so the first virtual stage (which needs the tokens) and the last (which
  * needs the targets) compute the same microbatch independently, in whatever order their schedule
@@ -23,35 +24,29 @@
 /* The sampler's stream of draws, apart from the init's. */
 #define DOMAIN_DATA 0x6461746173616dull /* "datasam" */
 
-int pps_model_data_new(const struct pps_model_spec *s, struct pps_model_data **out,
-                       struct pps_err *err)
+/* The built-in text, copied so that every text is freed the same way (14 kB, once per run). */
+static int copy_builtin(struct pps_model_data *d, struct pps_err *err)
 {
-    const char *path = s && s->data_path ? s->data_path : PPS_MODEL_DEFAULT_DATA;
-    struct pps_model_data *d = NULL;
+    d->bytes = malloc(pps__model_text_len + 1);
+    if (!d->bytes)
+        return pps_err_set(err, PPS_ENOMEM, "model data: out of memory");
+    memcpy(d->bytes, pps__model_text, pps__model_text_len + 1);
+    d->len = pps__model_text_len;
+    return 0;
+}
+
+/* Reads the file at path whole into d->bytes and d->len. */
+static int read_file(struct pps_model_data *d, const char *path, struct pps_err *err)
+{
     FILE *f = NULL;
     struct stat st;
     size_t cap = 1 << 16;
     int rc = 0;
 
-    if (!out)
-        return pps_err_set(err, PPS_EINVAL, "model data: no output");
-    *out = NULL;
-    if (!s || s->seq_len < 1)
-        return pps_err_set(err, PPS_EINVAL, "model data: need a spec with seq_len >= 1");
-
-    d = calloc(1, sizeof(*d));
-    if (!d) {
-        rc = pps_err_set(err, PPS_ENOMEM, "model data: out of memory");
-        goto out;
-    }
-    snprintf(d->path, sizeof(d->path), "%s", path);
     f = fopen(path, "rb");
-    if (!f) {
-        rc = pps_err_set(err, PPS_ENOENT, "%s: cannot read the training text: %s%s", path,
-                         strerror(errno),
-                         s->data_path ? "" : " (the default; name a text file with --data)");
-        goto out;
-    }
+    if (!f)
+        return pps_err_set(err, PPS_ENOENT, "%s: cannot read the training text: %s", path,
+                           strerror(errno));
     /* Only a regular file has an end to read to (/dev/zero has none) and a size to check first. */
     if (fstat(fileno(f), &st) != 0) {
         rc = pps_err_set(err, PPS_EIO, "%s: cannot read the training text: %s", path,
@@ -91,19 +86,35 @@ int pps_model_data_new(const struct pps_model_spec *s, struct pps_model_data **o
             goto out;
         }
     }
-    if (ferror(f)) {
+    if (ferror(f))
         rc = pps_err_set(err, PPS_EIO, "%s: read failed: %s", path, strerror(errno));
-        goto out;
-    }
-    if (d->len < (size_t)s->seq_len + 1) {
+out:
+    fclose(f);
+    return rc;
+}
+
+int pps_model_data_new(const struct pps_model_spec *s, struct pps_model_data **out,
+                       struct pps_err *err)
+{
+    const char *path = s && s->data_path ? s->data_path : PPS_MODEL_BUILTIN_TEXT;
+    struct pps_model_data *d = NULL;
+    int rc;
+
+    if (!out)
+        return pps_err_set(err, PPS_EINVAL, "model data: no output");
+    *out = NULL;
+    if (!s || s->seq_len < 1)
+        return pps_err_set(err, PPS_EINVAL, "model data: need a spec with seq_len >= 1");
+
+    d = calloc(1, sizeof(*d));
+    if (!d)
+        return pps_err_set(err, PPS_ENOMEM, "model data: out of memory");
+    snprintf(d->path, sizeof(d->path), "%s", path);
+    rc = s->data_path ? read_file(d, path, err) : copy_builtin(d, err);
+    if (rc == 0 && d->len < (size_t)s->seq_len + 1)
         rc = pps_err_set(err, PPS_EINVAL,
                          "%s: %zu bytes of text, need at least seq_len + 1 = %d for one sequence",
                          path, d->len, s->seq_len + 1);
-        goto out;
-    }
-out:
-    if (f)
-        fclose(f);
     if (rc < 0)
         pps_model_data_free(d);
     else

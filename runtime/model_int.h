@@ -192,4 +192,11 @@ int pps__model_export_params(struct pps_compute *base, float *buf, size_t *n_out
 int pps__model_export_grads(struct pps_compute *base, float *buf, size_t *n_out,
                             struct pps_err *err);
 
+/* ---- the built-in text --------------------------------------------------------------------- */
+
+/* runtime/model_text.txt, compiled in by cmake/PpsEmbed.cmake (model_text.c in the build tree):
+ * pps__model_text_len bytes, then a NUL that is not counted. */
+extern const unsigned char pps__model_text[];
+extern const size_t pps__model_text_len;
+
 #endif

@@ -26,10 +26,9 @@
  * emu_tw_ns, the multipliers and injected faults) and tcomm_ns, the modeled time of one activation
  * on a link, which the analysis adds to each cross-stage dependency of its prediction.
  *
- * Failure. A stage that fails stops the others (executor.h). Its run's shards are flushed and
- * left without the complete mark (readers say the run is incomplete); under threads their
- * tracers are deliberately not closed (close would mark them complete), so their flushers live
- * until the process exits, which `ppscope run` then does.
+ * Failure. A stage that fails stops the others (executor.h). Its run's tracers are closed with
+ * pps_trace_close_incomplete(): everything recorded is written, the flushers stop, the shards
+ * are closed without the complete mark (readers say the run is incomplete).
  *
  * Errors: 0 or a negative PPS_E... code with a one-line reason in err. pps_err_is_input() tells
  * the errors of the configuration (exit 2 in the CLI) from the failures of the run.
@@ -79,6 +78,8 @@ struct pps_run_config {
     int inject_nonfinite_iter; /* -1: none (executor.h) */
     int fail_stage, fail_iter; /* -1: none; that stage fails at the start of that iteration */
     int progress;              /* "iteration k/N, loss" on stderr about once a second */
+    int warn_cores;            /* threads, cpu: a warning on stderr, once the run is set up, when
+                                  the p stage threads outnumber the cores it may use */
     int keep_params;           /* threads: export every parameter at the end (tests) */
 };
 

@@ -207,8 +207,8 @@ static int run_one(const struct pps_run_config *c, int kind, int rank, struct pp
     if (c->check_grads)
         rc = check_grads(&rs, t, chunks, o, err);
 out:
-    if (tr)
-        (void)pps_trace_flush(tr, NULL); /* a failed run's shard stays incomplete (run.h) */
+    if (tr) /* a failed run's shard is closed incomplete (run.h); its failure says more */
+        (void)pps_trace_close_incomplete(tr, NULL);
     pps__run_chunks_free(chunks, rs.v);
     if (t)
         t->ops->free(t);

@@ -11,6 +11,7 @@
 
 #include <dirent.h>
 
+#include "host.h"
 #include "run_int.h"
 
 /* ---- one schedule's setup ------------------------------------------------------------------ */
@@ -185,6 +186,11 @@ static int write_meta(struct pps__run_sched *rs, int stage, struct pps_tracer *t
     rc |= pps_trace_meta_int(t, "m", rs->m);
     rc |= pps_trace_meta_int(t, "v", rs->v);
     rc |= pps_trace_meta(t, "transport", transport);
+    /* The cores this process may use: the analysis sets its stage threads against them. */
+    rc |= pps_trace_meta_int(t, "host_cpus", pps_host_cpus());
+    pps_host_cpu_list(buf, sizeof(buf));
+    if (buf[0])
+        rc |= pps_trace_meta(t, "host_cpu_list", buf);
     rc |= pps_trace_meta(t, "partition", rs->partition);
     rc |= pps_trace_meta_int(t, "iters", c->iters);
     rc |= pps_trace_meta(t, "optimizer", pps_optim_mode_name(c->optim_mode));
@@ -204,6 +210,10 @@ static int write_meta(struct pps__run_sched *rs, int stage, struct pps_tracer *t
              pps_model_param_count(s));
     if (c->backend == PPS_BACKEND_CPU) {
         rc |= pps_trace_meta(t, "model", buf);
+        /* Where the model's ends are: the embedding in virtual stage 0, the LM head and the loss
+         * in the last. Only a run that says so gets them named in its diagnosis. */
+        rc |= pps_trace_meta_int(t, "model_embedding_stage", 0);
+        rc |= pps_trace_meta_int(t, "model_head_stage", (rs->p * rs->v - 1) % rs->p);
         rc |= pps_trace_meta(t, "backend", "cpu");
         rc |= pps_trace_meta(t, "data", rs->data ? rs->data->path : "");
         cpu_name(buf, sizeof(buf));

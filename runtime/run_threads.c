@@ -12,6 +12,7 @@
 
 #include <pthread.h>
 
+#include "host.h"
 #include "run_int.h"
 
 struct stage_thread {
@@ -154,6 +155,14 @@ static int run_one(const struct pps_run_config *c, int kind, struct pps_run_outc
         rc = pps__run_tracer_open(&rs, s, 0, "threads", &tr[s], err);
     if (rc)
         goto out;
+    /* Set up and about to start: the one moment a warning about the run is true of it. */
+    if (c->warn_cores && c->backend == PPS_BACKEND_CPU && !c->check_grads &&
+        kind == c->kinds[0] && p > pps_host_cpus())
+        fprintf(stderr,
+                "ppscope run: warning: %d stage threads on %d usable core%s: stages will wait "
+                "for a core (host contention), which the report measures and names; -p %d or "
+                "fewer fits this machine\n",
+                p, pps_host_cpus(), pps_host_cpus() == 1 ? "" : "s", pps_host_cpus());
 
     for (; started < p; started++) {
         struct stage_thread *x = &st[started];
@@ -172,17 +181,16 @@ static int run_one(const struct pps_run_config *c, int kind, struct pps_run_outc
         rc = finish(&rs, chunks, st, o, err);
     ok = rc == 0;
 out:
-    /* A failed run's shards stay flushed and incomplete (run.h): their tracers are not closed. */
+    /* A failed run's shards are closed without their complete mark (run.h). */
     for (int s = 0; tr && s < p; s++) {
+        struct pps_err terr = {0, ""};
+
         if (!tr[s])
             continue;
-        if (ok) {
-            struct pps_err terr = {0, ""};
-            if (pps_trace_close(tr[s], &terr) && !rc)
-                rc = pps_err_set(err, terr.code, "%s", terr.msg);
-        } else {
-            (void)pps_trace_flush(tr[s], NULL);
-        }
+        if (ok && pps_trace_close(tr[s], &terr) && !rc)
+            rc = pps_err_set(err, terr.code, "%s", terr.msg);
+        if (!ok)
+            (void)pps_trace_close_incomplete(tr[s], NULL); /* the run's failure says more */
     }
     for (int s = 0; chunks && s < p; s++)
         pps__run_chunks_free(chunks + s * rs.v, rs.v);

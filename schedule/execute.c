@@ -61,7 +61,7 @@ static double op_cost(const struct exec *e, int stage, int op)
 
 /*
  * Whether the dependency at done[idx] (from virtual stage dep_vs) has happened; folds its end
- * time (plus tcomm across stages) into *t. If not, registers stage s as its waiter when it comes
+ * time (plus the link's time across stages: tlink, else tcomm) into *t. If not, registers stage s as its waiter when it comes
  * from another stage (a same-stage dependency that has not happened never will: the stage runs
  * in order).
  */
@@ -74,7 +74,10 @@ static int dep_ready(struct exec *e, int s, const double *done, int *wait, size_
             wait[idx] = s;
         return 0;
     }
-    double at = done[idx] + (from != s && e->c ? e->c->tcomm : 0.0);
+    double at = done[idx];
+
+    if (from != s && e->c)
+        at += e->c->tlink ? e->c->tlink[from * e->s->p + s] : e->c->tcomm;
     if (at > *t)
         *t = at;
     return 1;

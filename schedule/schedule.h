@@ -153,12 +153,17 @@ struct pps_sim_costs {
     int p;
     double *tf, *tb, *tw; /* p entries each */
     double tcomm;
+    /* NULL, or p * p entries: tlink[from * p + to] replaces tcomm on the dependencies from stage
+     * `from` to stage `to` (a link measured per direction). */
+    double *tlink;
     double topt;
     double w_mem;
 };
 
-/* Allocates p-entry arrays set to uniform costs (tcomm = topt = 0, w_mem = 0.5). */
+/* Allocates p-entry arrays set to uniform costs (tcomm = topt = 0, w_mem = 0.5, no tlink). */
 int pps_sim_costs_init(struct pps_sim_costs *c, int p, double tf, double tb, double tw);
+/* Allocates c->tlink (if it has none) with every link at c->tcomm: 0 or PPS_ENOMEM. */
+int pps_sim_costs_links(struct pps_sim_costs *c);
 void pps_sim_costs_release(struct pps_sim_costs *c);
 
 /* Start and end of one action, laid out like sched->actions. */

@@ -35,12 +35,26 @@ int pps_sim_costs_init(struct pps_sim_costs *c, int p, double tf, double tb, dou
     return 0;
 }
 
+int pps_sim_costs_links(struct pps_sim_costs *c)
+{
+    size_t n = (size_t)c->p * (size_t)c->p;
+
+    if (c->p < 1)
+        return PPS_EINVAL;
+    if (!c->tlink && !(c->tlink = malloc(sizeof(double) * n)))
+        return PPS_ENOMEM;
+    for (size_t i = 0; i < n; i++)
+        c->tlink[i] = c->tcomm;
+    return 0;
+}
+
 void pps_sim_costs_release(struct pps_sim_costs *c)
 {
     free(c->tf);
     free(c->tb);
     free(c->tw);
-    c->tf = c->tb = c->tw = NULL;
+    free(c->tlink);
+    c->tf = c->tb = c->tw = c->tlink = NULL;
 }
 
 void pps_sim_result_release(struct pps_sim_result *r)
@@ -70,6 +84,10 @@ static int check_costs(const struct pps_schedule *s, const struct pps_sim_costs 
                                c->tf[k], c->tb[k], c->tw[k]);
     if (!finite_nonneg(c->tcomm) || !finite_nonneg(c->topt))
         return pps_err_set(err, PPS_EINVAL, "tcomm and topt must be finite and >= 0");
+    for (int k = 0; c->tlink && k < s->p * s->p; k++)
+        if (!finite_nonneg(c->tlink[k]))
+            return pps_err_set(err, PPS_EINVAL, "the link from stage %d to %d: %g is not a time",
+                               k / s->p, k % s->p, c->tlink[k]);
     if (!(c->w_mem >= 0 && c->w_mem <= 1))
         return pps_err_set(err, PPS_EINVAL, "w_mem must be in [0, 1], got %g", c->w_mem);
     return 0;

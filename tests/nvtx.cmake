@@ -18,7 +18,17 @@ if(TARGET ppscope_nvtx)
            COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/nvtx_inject.sh $<TARGET_FILE:nvtx_pipeline>
                    $<TARGET_FILE:ppscope_nvtx> $<TARGET_FILE:test_nvtx_check>
                    $<TARGET_FILE:test_nvtx_exit> $<TARGET_FILE:ppscope>)
+  # Issue 8: the libraries NEED no MPI, the injection library is installed, and a program traced
+  # through the installed one with every libmpi hidden still loads it and leaves its run.
+  add_test(NAME nvtx_without_mpi
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/nvtx_without_mpi.sh ${PROJECT_BINARY_DIR}
+                   $<TARGET_FILE:ppscope_trace> $<TARGET_FILE:ppscope_nvtx>
+                   $<TARGET_FILE:nvtx_pipeline> $<TARGET_FILE:test_nvtx_check>
+                   $<TARGET_FILE:ppscope>)
 else()
   add_test(NAME nvtx_inject COMMAND sh -c "echo 'nvtx_inject: no NVTX headers, skipped'; exit 77")
+  add_test(NAME nvtx_without_mpi
+           COMMAND sh -c "echo 'nvtx_without_mpi: no NVTX headers, skipped'; exit 77")
 endif()
 set_tests_properties(nvtx_inject PROPERTIES LABELS cli SKIP_RETURN_CODE 77)
+set_tests_properties(nvtx_without_mpi PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 300)

@@ -6,10 +6,15 @@
 #   test_executor_emu         emu ops sleep their time, the link model, and every schedule's
 #                             measured bubble within 5 points of the simulator (bench/ has 2)
 #   test_executor_collective  the non-blocking sum and the abort op of the threads transport
+#   test_diagnosis            faults of known size (a slow stage, a slow link, stage threads on
+#                             one core) named at their size, and nothing flagged on clean runs
 #   run_check_grads           `ppscope run --check-grads` bitwise, many p, m, v and partitions
 #   run_bad_input, run_fail   exit 2 with one line for each impossible flag combination; a stage
 #                             that fails stops the others and leaves a readable, incomplete run
-#   run_ab                    --schedule 1f1b,zb-h1,zb-h2 on emu: a run and a row per schedule
+#   run_ab                    --schedule 1f1b,zb-h1,zb-h2 on emu: a run and a row per schedule,
+#                             the summary's figures the report's (sync and post-validated)
+#   run_host                  the warning for more stage threads than cores, the report's host
+#                             figures, no untrue note about spans
 #   run_budget                --w-budget / --act-budget-mib: gradients still bitwise, every
 #                             stage's recorded peak of pending W's within its bound, bad budgets
 #   run_check_grads_mpi       the same gradient check under mpirun, world size != p, a failing
@@ -17,10 +22,11 @@
 pps_unit_test(test_executor pps_runtime pps_storage)
 pps_unit_test(test_executor_emu pps_runtime pps_analysis pps_storage)
 pps_unit_test(test_executor_collective pps_runtime Threads::Threads)
+pps_unit_test(test_diagnosis pps_runtime pps_analysis pps_storage)
 # Emulated timings are measured against the clock: they want the machine to themselves.
-set_tests_properties(test_executor_emu PROPERTIES RUN_SERIAL TRUE)
+set_tests_properties(test_executor_emu test_diagnosis PROPERTIES RUN_SERIAL TRUE)
 
-foreach(_t run_check_grads run_bad_input run_fail run_ab run_budget)
+foreach(_t run_check_grads run_bad_input run_fail run_ab run_budget run_host)
   pps_cli_test(${_t})
 endforeach()
 set_tests_properties(run_ab run_budget PROPERTIES RUN_SERIAL TRUE)

@@ -1,10 +1,12 @@
 # Tests of tui/ (`ppscope view`): layout over every terminal size, the timeline index against
-# brute force, the view's moves, keys and drawing without a terminal (label unit); --once and
-# bad input through the CLI (label cli); the real program under tmux at fixed sizes (label tui,
-# skipped without tmux).
+# brute force, the view's moves, keys and drawing without a terminal, texts never cut and unknown
+# values never shown as numbers (label unit); --once and bad input through the CLI (label cli);
+# the real program under tmux at fixed sizes (label tui, skipped without tmux).
 pps_unit_test(test_tui_layout pps_tui)
 pps_unit_test(test_tui_index pps_tui)
 pps_unit_test(test_tui_view pps_tui pps_storage pps_schedule)
+pps_unit_test(test_tui_help pps_tui pps_storage pps_schedule)
+pps_unit_test(test_tui_text pps_tui pps_storage pps_schedule)
 pps_unit_test(test_tui_flags pps_analysis pps_storage pps_schedule)
 
 pps_cli_test(view_cli)

@@ -267,7 +267,9 @@ static int queue_drop_row(struct pps_tracer *t)
     return pps__queue_metric(t, &m);
 }
 
-int pps_trace_close(struct pps_tracer *t, struct pps_err *err)
+/* Closes t; complete says whether the shard gets its complete mark (a run that failed does not,
+ * and skips the collective clock sync: its peers may be gone). */
+static int close_tracer(struct pps_tracer *t, int complete, struct pps_err *err)
 {
     struct pps_err e = {0};
     int rc;
@@ -292,14 +294,14 @@ int pps_trace_close(struct pps_tracer *t, struct pps_err *err)
                              "pps_trace_close: out of memory, a drop count was lost");
         pthread_mutex_unlock(&t->lock);
     }
-    if (t->clock_sync) {
+    if (t->clock_sync && complete) {
         struct pps__clock_sample s;
         if (pps__clock_sync(&s, &e) != 0 || write_clock_meta(t->w, "end", &s, &e) != 0)
             pps__fail(t, &e);
     }
     /* What the last drain left: the rows queued above, anything queued meanwhile. */
     pps__flusher_drain(t);
-    if (pps_store_writer_close(t->w, 1, &e) != 0)
+    if (pps_store_writer_close(t->w, complete, &e) != 0)
         pps__fail(t, &e);
     t->w = NULL;
 
@@ -308,6 +310,16 @@ int pps_trace_close(struct pps_tracer *t, struct pps_err *err)
         *err = t->err;
     tracer_free(t, 1);
     return rc;
+}
+
+int pps_trace_close(struct pps_tracer *t, struct pps_err *err)
+{
+    return close_tracer(t, 1, err);
+}
+
+int pps_trace_close_incomplete(struct pps_tracer *t, struct pps_err *err)
+{
+    return close_tracer(t, 0, err);
 }
 
 /* ---- metadata, names, metrics, iterations ------------------------------------------------- */
@@ -531,8 +543,8 @@ void pps_trace_record(struct pps_tracer *t, int kind, int stage, int chunk, int 
     pps__tbuf_publish(b);
 }
 
-void pps_trace_p2p(struct pps_tracer *t, int kind, int stage, int peer, int mb, int64_t bytes,
-                   int64_t start_ns, int64_t end_ns)
+void pps_trace_p2p_msg(struct pps_tracer *t, int kind, int stage, int peer, int mb,
+                       int64_t bytes, int64_t start_ns, int64_t end_ns, int64_t msg_id)
 {
     struct pps__tbuf *b;
     struct pps_span *s;
@@ -543,7 +555,14 @@ void pps_trace_p2p(struct pps_tracer *t, int kind, int stage, int peer, int mb, 
          end_ns);
     s->peer = peer;
     s->bytes = bytes;
+    s->corr = msg_id > 0 ? msg_id : 0;
     pps__tbuf_publish(b);
+}
+
+void pps_trace_p2p(struct pps_tracer *t, int kind, int stage, int peer, int mb, int64_t bytes,
+                   int64_t start_ns, int64_t end_ns)
+{
+    pps_trace_p2p_msg(t, kind, stage, peer, mb, bytes, start_ns, end_ns, 0);
 }
 
 void pps_trace_named(struct pps_tracer *t, int kind, int stage, int32_t name_id, int64_t start_ns,

@@ -52,8 +52,10 @@ struct pps__clock_sample {
  * Its messages travel on a private duplicate of MPI_COMM_WORLD, freed before returning, so they
  * never match the program's receives. Rank 0 gets offset 0.
  *
- * Returns PPS_EINVAL with a reason when built without MPI, when MPI is not initialised or already
- * finalised, or on a thread MPI does not allow; PPS_EIO with MPI's reason when an MPI call fails
+ * Returns PPS_EINVAL with a reason when built without MPI, when no MPI library is loaded in this
+ * process (the tracer finds the program's MPI at run time and links none), when MPI is not
+ * initialised or already finalised, or on a thread MPI does not allow; PPS_EIO with MPI's reason
+ * when an MPI call fails
  * (the duplicate returns errors instead of aborting the job). *out is set only on success. A rank
  * that fails or does not call it leaves the others waiting, as in any MPI collective.
  */

@@ -192,16 +192,64 @@ static void draw_lanes(struct pps_tui *ui, struct pps_tui_frame *f, int model,
     }
 }
 
+/* The run's schedule; "schedule unknown" where the run does not say, as `ppscope report` says. */
 static const char *run_name(const struct pps_tui_model *m)
 {
-    return m->run->schedule && m->run->schedule[0] ? m->run->schedule : "schedule ?";
+    return m->run->schedule && m->run->schedule[0] ? m->run->schedule : "schedule unknown";
+}
+
+/* p or m of the report into buf: "?" where the run does not say (the report holds 0 then), as
+ * `ppscope report` prints it. Returns buf. */
+static const char *known_int(int v, char *buf, size_t len)
+{
+    if (v > 0)
+        snprintf(buf, len, "%d", v);
+    else
+        snprintf(buf, len, "?");
+    return buf;
+}
+
+/* path in at most w columns: whole, or an ellipsis and as many of its last components as fit
+ * ("…/x/rank-00000.db"); empty when not even the last one fits. */
+static void fit_path(const char *path, int w, int ascii, char *buf, size_t len)
+{
+    const char *ell = ascii ? "..." : "\xe2\x80\xa6";
+    int ell_w = ascii ? 3 : 1;
+
+    buf[0] = '\0';
+    if (pps__tui_text_w(path) <= w) {
+        snprintf(buf, len, "%s", path);
+        return;
+    }
+    for (const char *p = strchr(path, '/'); p && p[1]; p = strchr(p + 1, '/'))
+        if (ell_w + pps__tui_text_w(p) <= w) {
+            snprintf(buf, len, "%s%s", ell, p);
+            return;
+        }
+}
+
+/* The two runs' paths of the A/B header in w columns: each whole where both fit, else the
+ * room shared between them, the shorter keeping what it needs. */
+static void fit_paths(const struct pps_tui *ui, int w, char *a, char *b, size_t len)
+{
+    const char *pa = ui->models[0].path, *pb = ui->models[1].path;
+    int wa = pps__tui_text_w(pa), wb = pps__tui_text_w(pb), ra = w / 2, rb = w - w / 2;
+
+    if (wa + wb <= w)
+        ra = wa, rb = wb;
+    else if (wa <= ra)
+        ra = wa, rb = w - wa;
+    else if (wb <= rb)
+        rb = wb, ra = w - wb;
+    fit_path(pa, ra, ui->opts.ascii, a, len);
+    fit_path(pb, rb, ui->opts.ascii, b, len);
 }
 
 static void draw_header(struct pps_tui *ui, struct pps_tui_frame *f)
 {
     struct pps_tui_rect r = ui->layout.header;
-    char tags[64] = "", text[512];
-    int live = 0, x, tw;
+    char tags[64] = "", text[1024], pa[256], pb[256], p[16], m_[16], bub[16];
+    int live = 0, x, tw, room;
 
     for (int m = 0; m < ui->n_models; m++)
         live |= !ui->models[m].run->complete;
@@ -210,9 +258,15 @@ static void draw_header(struct pps_tui *ui, struct pps_tui_frame *f)
     tw = (int)strlen(tags);
     for (int i = 0; i < r.w; i++)
         pps_tui_frame_put(f, i, r.y, ' ', PPS_TUI_C_TITLE, PPS_TUI_A_REVERSE);
+    /* The figures first, then the paths in what room is left: a long path loses its first
+     * directories (an ellipsis says so), never the run's name. */
+    room = r.w - tw - 1;
     if (ui->n_models > 1) {
-        snprintf(text, sizeof(text), "ppscope view  A %s (%s)  vs  B %s (%s)", ui->models[0].path,
-                 run_name(&ui->models[0]), ui->models[1].path, run_name(&ui->models[1]));
+        snprintf(text, sizeof(text), "ppscope view  A  (%s)  vs  B  (%s)", run_name(&ui->models[0]),
+                 run_name(&ui->models[1]));
+        fit_paths(ui, room - pps__tui_text_w(text), pa, pb, sizeof(pa));
+        snprintf(text, sizeof(text), "ppscope view  A %s (%s)  vs  B %s (%s)", pa,
+                 run_name(&ui->models[0]), pb, run_name(&ui->models[1]));
     } else {
         const struct pps_tui_model *m = &ui->models[0];
         const struct pps_report *rep = m->rep;
@@ -221,13 +275,23 @@ static void draw_header(struct pps_tui *ui, struct pps_tui_frame *f)
         if (!rep) {
             /* A progressive open: the figures come with the report, once the run is all in. */
             pps__tui_loading_text(ui, 0, load, sizeof(load));
-            snprintf(text, sizeof(text), "ppscope view  %s  %s  %s", run_name(m), load, m->path);
-        } else
-            /* The figures before the path: a long path is what gets cut. */
-            snprintf(text, sizeof(text),
-                     "ppscope view  %s p=%d m=%d v=%d  %d iter%s  bubble %.1f%%  %s", run_name(m),
-                     rep->p, rep->m, rep->v, rep->n_iters, rep->n_iters == 1 ? "" : "s",
-                     isnan(rep->bubble) ? 0.0 : 100 * rep->bubble, m->path);
+            snprintf(text, sizeof(text), "ppscope view  %s  %s  ", run_name(m), load);
+        } else {
+            /* The bubble the verdict judges: the steady one for a post-validated run. */
+            int steady = rep->basis == PPS_BASIS_STEADY;
+            double shown = steady ? rep->judged_measured : rep->bubble;
+
+            if (isnan(shown))
+                snprintf(bub, sizeof(bub), "n/a");
+            else
+                snprintf(bub, sizeof(bub), "%.1f%%", 100 * shown);
+            snprintf(text, sizeof(text), "ppscope view  %s p=%s m=%s v=%d  %d iter%s  %s %s  ",
+                     run_name(m), known_int(rep->p, p, sizeof(p)),
+                     known_int(rep->m, m_, sizeof(m_)), rep->v, rep->n_iters,
+                     rep->n_iters == 1 ? "" : "s", steady ? "steady bubble" : "bubble", bub);
+        }
+        fit_path(m->path, room - pps__tui_text_w(text), ui->opts.ascii, pa, sizeof(pa));
+        snprintf(text + strlen(text), sizeof(text) - strlen(text), "%s", pa);
     }
     x = pps_tui_frame_text(f, 0, r.y, r.w - tw - 1, text, PPS_TUI_C_TITLE,
                            PPS_TUI_A_REVERSE | PPS_TUI_A_BOLD);
@@ -247,46 +311,93 @@ static void draw_header(struct pps_tui *ui, struct pps_tui_frame *f)
     }
 }
 
-static void selection_text(const struct pps_tui *ui, char *buf, size_t len)
+/* Writes text from *x on row y of the status line when it fits whole in [*x, end); returns 1 if it
+ * did. The status line drops a part that does not fit rather than cut it. */
+static int put_whole(struct pps_tui_frame *f, int *x, int y, int end, const char *text, int color,
+                     int attr)
+{
+    int w = pps__tui_text_w(text);
+
+    if (*x + w > end)
+        return 0;
+    *x += pps_tui_frame_text(f, *x, y, w, text, color, attr);
+    return 1;
+}
+
+/*
+ * The selected op on the status line: its kind, then only the fields that apply to it (a send, a
+ * receive, a wait or the optimizer has no chunk, maybe no microbatch or iteration: the trace
+ * holds -1 there, which means "none", not a number to show), each whole where it fits; its name,
+ * last, cut with an ellipsis where it is too long.
+ */
+static void draw_selection(struct pps_tui *ui, struct pps_tui_frame *f, int x, int y, int end)
 {
     const struct pps_tui_model *m = &ui->models[ui->sel.model];
     const struct pps_span *s = pps_tui_index_span(m->index, ui->sel.lane, ui->sel.pos);
-    char start[32], dur[32], extra[160] = "";
     const char *name = pps_run_span_name(m->run, s);
-    size_t n = 0;
+    char buf[160], t[32];
+    int a = PPS_TUI_A_BOLD, c = PPS_TUI_C_DEFAULT;
 
-    pps_tui_format_ns((double)(s->start_ns - pps__tui_base(ui, ui->sel.model)), start,
-                      sizeof(start));
-    pps_tui_format_ns((double)(s->end_ns - s->start_ns), dur, sizeof(dur));
-    if (s->peer >= 0)
-        n += (size_t)snprintf(extra + n, sizeof(extra) - n, "  peer s%d", s->peer);
-    if (s->bytes > 0 && n < sizeof(extra))
-        n += (size_t)snprintf(extra + n, sizeof(extra) - n, "  %lld bytes (%.2f MiB)",
-                              (long long)s->bytes, (double)s->bytes / 1048576.0);
-    if (name && n < sizeof(extra))
-        snprintf(extra + n, sizeof(extra) - n, "  %s", name);
-    snprintf(buf, len, "%s[%s] stage %d chunk %d  mb %d  iter %d  start %s  dur %s%s",
-             ui->n_models > 1 ? (ui->sel.model ? "B: " : "A: ") : "", pps_span_kind_name(s->kind),
-             s->stage, s->chunk, s->mb, s->iter, start, dur, extra);
+    snprintf(buf, sizeof(buf), "%s[%s]", ui->n_models > 1 ? (ui->sel.model ? "B: " : "A: ") : "",
+             pps_span_kind_name(s->kind));
+    put_whole(f, &x, y, end, buf, c, a);
+    if (s->stage >= 0) {
+        snprintf(buf, sizeof(buf), " stage %d", s->stage);
+        put_whole(f, &x, y, end, buf, c, a);
+    }
+    if (s->chunk >= 0) {
+        snprintf(buf, sizeof(buf), " chunk %d", s->chunk);
+        put_whole(f, &x, y, end, buf, c, a);
+    }
+    if (s->mb >= 0) {
+        snprintf(buf, sizeof(buf), "  mb %d", s->mb);
+        put_whole(f, &x, y, end, buf, c, a);
+    }
+    if (s->iter >= 0) {
+        snprintf(buf, sizeof(buf), "  iter %d", s->iter);
+        put_whole(f, &x, y, end, buf, c, a);
+    }
+    pps_tui_format_ns((double)(s->start_ns - pps__tui_base(ui, ui->sel.model)), t, sizeof(t));
+    snprintf(buf, sizeof(buf), "  start %s", t);
+    put_whole(f, &x, y, end, buf, c, a);
+    pps_tui_format_ns((double)(s->end_ns - s->start_ns), t, sizeof(t));
+    snprintf(buf, sizeof(buf), "  dur %s", t);
+    put_whole(f, &x, y, end, buf, c, a);
+    if (s->peer >= 0) {
+        snprintf(buf, sizeof(buf), "  peer s%d", s->peer);
+        put_whole(f, &x, y, end, buf, c, a);
+    }
+    if (s->bytes > 0) {
+        snprintf(buf, sizeof(buf), "  %lld bytes (%.2f MiB)", (long long)s->bytes,
+                 (double)s->bytes / 1048576.0);
+        if (!put_whole(f, &x, y, end, buf, c, a)) {
+            snprintf(buf, sizeof(buf), "  %.2f MiB", (double)s->bytes / 1048576.0);
+            put_whole(f, &x, y, end, buf, c, a);
+        }
+    }
+    if (name && x + 3 < end) {
+        x += pps_tui_frame_text(f, x, y, 2, "  ", c, a);
+        pps__tui_text_fit(f, x, y, end - x, name, c, a, ui->opts.ascii);
+    }
 }
 
 static void draw_status(struct pps_tui *ui, struct pps_tui_frame *f)
 {
     struct pps_tui_rect r = ui->layout.status;
     char buf[320], a[32], b[32], e[32], col[32];
-    int x = 0, it;
+    int x = 0, it, end = r.x + r.w;
 
     if (ui->paused)
         x = pps_tui_frame_text(f, 0, r.y, r.w, "[PAUSED] ", PPS_TUI_C_WARN,
                                PPS_TUI_A_REVERSE | PPS_TUI_A_BOLD) +
             1;
     if (ui->message[0]) {
-        pps_tui_frame_text(f, x, r.y, r.w - x, ui->message, PPS_TUI_C_KEY, PPS_TUI_A_BOLD);
+        pps__tui_text_fit(f, x, r.y, end - x, ui->message, PPS_TUI_C_KEY, PPS_TUI_A_BOLD,
+                          ui->opts.ascii);
         return;
     }
     if (ui->sel.valid && ui->sel.model < ui->n_models) {
-        selection_text(ui, buf, sizeof(buf));
-        pps_tui_frame_text(f, x, r.y, r.w - x, buf, PPS_TUI_C_DEFAULT, PPS_TUI_A_BOLD);
+        draw_selection(ui, f, x, r.y, end);
         return;
     }
     pps_tui_format_ns((double)ui->t0, a, sizeof(a));
@@ -295,12 +406,15 @@ static void draw_status(struct pps_tui *ui, struct pps_tui_frame *f)
     pps_tui_format_ns((double)(ui->t1 - ui->t0) / (ui->layout.bars_w > 0 ? ui->layout.bars_w : 1),
                       col, sizeof(col));
     it = pps__tui_iter_at(ui, 0, ui->t0 + (ui->t1 - ui->t0) / 2);
-    snprintf(buf, sizeof(buf), "view %s..%s of %s  1 col = %s", a, b, e, col);
-    x += pps_tui_frame_text(f, x, r.y, r.w - x, buf, PPS_TUI_C_DIM, 0);
+    /* Each part whole or not at all: the range, the column's time, the iteration, the flags. */
+    snprintf(buf, sizeof(buf), "view %s..%s of %s", a, b, e);
+    put_whole(f, &x, r.y, end, buf, PPS_TUI_C_DIM, 0);
+    snprintf(buf, sizeof(buf), "  1 col = %s", col);
+    put_whole(f, &x, r.y, end, buf, PPS_TUI_C_DIM, 0);
     if (it >= 0) {
         snprintf(buf, sizeof(buf), "  iteration %d (%d of %d)", ui->models[0].rep->iters[it].iter,
                  it + 1, ui->models[0].rep->n_iters);
-        x += pps_tui_frame_text(f, x, r.y, r.w - x, buf, PPS_TUI_C_DIM, 0);
+        put_whole(f, &x, r.y, end, buf, PPS_TUI_C_DIM, 0);
     }
     for (int m = 0; m < ui->n_models; m++) {
         size_t nf = ui->models[m].flags.n;
@@ -308,7 +422,7 @@ static void draw_status(struct pps_tui *ui, struct pps_tui_frame *f)
             continue;
         snprintf(buf, sizeof(buf), "  %s%zu flag%s", ui->n_models > 1 ? (m ? "B " : "A ") : "", nf,
                  nf == 1 ? "" : "s");
-        x += pps_tui_frame_text(f, x, r.y, r.w - x, buf, PPS_TUI_C_WARN, PPS_TUI_A_BOLD);
+        put_whole(f, &x, r.y, end, buf, PPS_TUI_C_WARN, PPS_TUI_A_BOLD);
     }
 }
 

@@ -127,7 +127,7 @@ static int alloc_lane(struct lane *l)
     return 0;
 }
 
-static void fill_stage(struct pps_tui_index *ix, const struct pps_run *run, int s, int nv)
+static void fill_stage(struct pps_tui_index *ix, const struct pps_run *run, int s, int base, int nv)
 {
     const struct pps_stage_spans *ss = &run->stages[s];
     size_t filled[64] = {0}; /* lanes' positions filled, by chunk (nv <= 64) */
@@ -135,7 +135,7 @@ static void fill_stage(struct pps_tui_index *ix, const struct pps_run *run, int 
     for (size_t i = 0; i < ss->n; i++) {
         const struct pps_span *sp = &ss->spans[i];
         int c = ix->chunked ? chunk_of(sp, nv) : 0;
-        struct lane *l = &ix->lanes[s * nv + c];
+        struct lane *l = &ix->lanes[base + c];
         struct track *t = &l->tracks[sp->kind < PPS_SPAN_KIND_COUNT ? sp->kind : 0];
 
         if (l->pos)
@@ -146,10 +146,29 @@ static void fill_stage(struct pps_tui_index *ix, const struct pps_run *run, int 
     }
 }
 
+/*
+ * Whether stage s gets lanes: the stages the run has, as the report counts them (analysis.h):
+ * with p known, 0..p-1, and any stage that recorded spans; without p, only those. A process that
+ * traced stage 1 alone shows one lane, not an empty stage 0 above it.
+ */
+static int stage_shown(const struct pps_run *run, int s)
+{
+    return (run->p > 0 && s < run->p) || run->stages[s].n > 0;
+}
+
+static int stages_shown(const struct pps_run *run)
+{
+    int n = 0;
+
+    for (int s = 0; s < run->n_stages; s++)
+        n += stage_shown(run, s);
+    return n;
+}
+
 int pps_tui_index_build(const struct pps_run *run, struct pps_tui_index **out, struct pps_err *err)
 {
     struct pps_tui_index *ix = NULL;
-    int nv = 1, rc = 0;
+    int nv = 1, rc = 0, base = 0;
 
     *out = NULL;
     ix = calloc(1, sizeof(*ix));
@@ -165,13 +184,15 @@ int pps_tui_index_build(const struct pps_run *run, struct pps_tui_index **out, s
     if (nv > 64)
         nv = 64;
     ix->chunked = nv > 1;
-    ix->n_lanes = run->n_stages * nv;
+    ix->n_lanes = stages_shown(run) * nv;
     ix->lanes = calloc(ix->n_lanes ? (size_t)ix->n_lanes : 1, sizeof(*ix->lanes));
     if (!ix->lanes)
         goto oom;
     for (int s = 0; s < run->n_stages; s++) {
+        if (!stage_shown(run, s))
+            continue;
         for (int c = 0; c < nv; c++) {
-            struct lane *l = &ix->lanes[s * nv + c];
+            struct lane *l = &ix->lanes[base + c];
             l->stage = s;
             l->chunk = c;
             l->spans = run->stages[s].spans;
@@ -179,14 +200,15 @@ int pps_tui_index_build(const struct pps_run *run, struct pps_tui_index **out, s
         }
         for (size_t i = 0; i < run->stages[s].n; i++) {
             const struct pps_span *sp = &run->stages[s].spans[i];
-            struct lane *l = &ix->lanes[s * nv + (ix->chunked ? chunk_of(sp, nv) : 0)];
+            struct lane *l = &ix->lanes[base + (ix->chunked ? chunk_of(sp, nv) : 0)];
             l->n++;
             l->tracks[sp->kind < PPS_SPAN_KIND_COUNT ? sp->kind : 0].n++;
         }
         for (int c = 0; c < nv; c++)
-            if (alloc_lane(&ix->lanes[s * nv + c]) < 0)
+            if (alloc_lane(&ix->lanes[base + c]) < 0)
                 goto oom;
-        fill_stage(ix, run, s, nv);
+        fill_stage(ix, run, s, base, nv);
+        base += nv;
     }
     *out = ix;
     return rc;
@@ -224,8 +246,10 @@ int pps_tui_index_update(struct pps_tui_index **ixp, const struct pps_run *run, 
     struct pps_tui_index *ix = *ixp, *fresh = NULL;
     int rc;
 
-    /* Appending is only the common case: one lane per stage, the old spans where they were. */
-    if (ix && !moved && !ix->chunked && run->v <= 1 && ix->n_lanes == run->n_stages) {
+    /* Appending is only the common case: one lane per stage, every stage shown, the old spans
+     * where they were. */
+    if (ix && !moved && !ix->chunked && run->v <= 1 && ix->n_lanes == run->n_stages &&
+        stages_shown(run) == run->n_stages) {
         int ok = 1;
         for (int s = 0; s < run->n_stages && ok; s++)
             for (size_t i = ix->lanes[s].n_stage; i < run->stages[s].n && ok; i++)

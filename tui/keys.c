@@ -21,6 +21,28 @@ static void do_quit(struct pps_tui *ui)
 static void do_help(struct pps_tui *ui)
 {
     ui->help = !ui->help;
+    ui->help_page = 0;
+}
+
+/* A key while the help is up: PgDn (or Space) and PgUp turn its pages where there are more; any
+ * other key closes it, and q still quits from there. */
+static void help_key(struct pps_tui *ui, int key)
+{
+    struct pps__tui_help_layout l;
+
+    /* The pages of the help as the last frame drew it (none where the view was too small). */
+    pps__tui_help_layout(ui->layout.ok ? ui->layout.cols : 0, ui->layout.rows, ui->help_page, &l);
+    if ((key == PPS_TUI_KEY_PGDN || key == ' ') && l.page + 1 < l.pages) {
+        ui->help_page = l.page + 1;
+        return;
+    }
+    if (key == PPS_TUI_KEY_PGUP && l.page > 0) {
+        ui->help_page = l.page - 1;
+        return;
+    }
+    ui->help = 0;
+    if (key == 'q' || key == 'Q')
+        ui->quit = 1;
 }
 
 static void do_zoom_in(struct pps_tui *ui)
@@ -229,10 +251,7 @@ int pps_tui_key(struct pps_tui *ui, int key)
 {
     ui->message[0] = '\0';
     if (ui->help) {
-        /* Any key closes the help; q still quits from there. */
-        ui->help = 0;
-        if (key == 'q' || key == 'Q')
-            ui->quit = 1;
+        help_key(ui, key);
         return 1;
     }
     for (const struct pps_tui_keydef *k = keytab; k->fn; k++)

@@ -18,6 +18,21 @@ static const int table_kinds[] = {PPS_SPAN_F,   PPS_SPAN_B,    PPS_SPAN_W,   PPS
                                   PPS_SPAN_OPT, PPS_SPAN_SEND, PPS_SPAN_RECV};
 #define N_TABLE_KINDS ((int)(sizeof(table_kinds) / sizeof(table_kinds[0])))
 
+/* Bytes of p the next line of a text wrapped at spaces into w columns takes. */
+static int wrap_cut(const char *p, int w)
+{
+    int len = (int)strlen(p), cut = len;
+
+    if (len > w) {
+        cut = w;
+        while (cut > 0 && p[cut] != ' ')
+            cut--;
+        if (cut == 0)
+            cut = w;
+    }
+    return cut;
+}
+
 int pps__tui_wrap(struct pps_tui_frame *f, int x, int y, int w, int max_lines, const char *text,
                   int color, int attr)
 {
@@ -25,15 +40,8 @@ int pps__tui_wrap(struct pps_tui_frame *f, int x, int y, int w, int max_lines, c
     const char *p = text;
 
     while (*p && lines < max_lines && w > 0) {
-        int len = (int)strlen(p), cut = len;
+        int cut = wrap_cut(p, w);
 
-        if (len > w) {
-            cut = w;
-            while (cut > 0 && p[cut] != ' ')
-                cut--;
-            if (cut == 0)
-                cut = w;
-        }
         pps_tui_frame_printf(f, x, y + lines, w, color, attr, "%.*s", cut, p);
         p += cut;
         while (*p == ' ')
@@ -41,6 +49,58 @@ int pps__tui_wrap(struct pps_tui_frame *f, int x, int y, int w, int max_lines, c
         lines++;
     }
     return lines;
+}
+
+int pps__tui_wrap_lines(int w, const char *text)
+{
+    int lines = 0;
+
+    for (const char *p = text; *p && w > 0; lines++) {
+        p += wrap_cut(p, w);
+        while (*p == ' ')
+            p++;
+    }
+    return lines;
+}
+
+int pps__tui_text_w(const char *text)
+{
+    int w = 0;
+
+    for (const char *c = text; *c; c++)
+        w += (*c & 0xC0) != 0x80;
+    return w;
+}
+
+int pps__tui_text_fit(struct pps_tui_frame *f, int x, int y, int w, const char *text, int color,
+                      int attr, int ascii)
+{
+    const char *ell = ascii ? "..." : "\xe2\x80\xa6";
+    int ell_w = ascii ? 3 : 1, cols = 0, cut = 0;
+
+    if (w <= 0)
+        return 0;
+    if (pps__tui_text_w(text) <= w)
+        return pps_tui_frame_text(f, x, y, w, text, color, attr);
+    if (w <= ell_w)
+        return 0;
+    /* The last space that leaves room for the ellipsis; a single long word is cut anywhere. */
+    for (const char *c = text; *c && cols <= w - ell_w; c++) {
+        if (*c == ' ' && cols > 0)
+            cut = (int)(c - text);
+        cols += (*c & 0xC0) != 0x80;
+    }
+    if (!cut) {
+        cols = 0;
+        for (cut = 0; text[cut] && cols < w - ell_w; cut++)
+            cols += (text[cut] & 0xC0) != 0x80;
+        while (text[cut] && (text[cut] & 0xC0) == 0x80)
+            cut++;
+    }
+    while (cut > 1 && text[cut - 1] == ' ')
+        cut--;
+    cols = pps_tui_frame_printf(f, x, y, w - ell_w, color, attr, "%.*s", cut, text);
+    return cols + pps_tui_frame_text(f, x + cols, y, ell_w, ell, color, attr);
 }
 
 static void pct(double frac, char *buf, size_t len)
@@ -80,40 +140,77 @@ static void draw_title(struct pps_tui *ui, struct pps_tui_frame *f, struct pps_t
                              " run %c ", pane_model(ui) ? 'B' : 'A');
 }
 
-/* Bubble, theory, prediction and verdict: as many of those lines as fit; returns lines used. */
-static int draw_bubble(const struct pps_tui_model *m, struct pps_tui_frame *f, int x, int y, int w,
-                       int h)
+/* Where text goes on after its first `lines` wrapped lines in width w. */
+static const char *wrap_skip(const char *p, int w, int lines)
+{
+    while (*p && lines-- > 0 && w > 0) {
+        p += wrap_cut(p, w);
+        while (*p == ' ')
+            p++;
+    }
+    return p;
+}
+
+/* Wraps text in w columns over at most max_lines lines from (x, y); where it needs more, the
+ * last line ends with an ellipsis at a word, so nothing is cut without saying so. Returns the
+ * lines drawn. */
+static int wrap_fit(struct pps_tui_frame *f, int x, int y, int w, int max_lines, const char *text,
+                    int color, int attr, int ascii)
+{
+    int n;
+
+    if (max_lines < 1 || pps__tui_wrap_lines(w, text) <= max_lines)
+        return pps__tui_wrap(f, x, y, w, max_lines, text, color, attr);
+    n = pps__tui_wrap(f, x, y, w, max_lines - 1, text, color, attr);
+    pps__tui_text_fit(f, x, y + n, w, wrap_skip(text, w, n), color, attr, ascii);
+    return n + 1;
+}
+
+/* Bubble, theory, prediction and verdict: as many of those lines as fit; returns lines used.
+ * The first line holds the figures the verdict compares: the steady state where it rests on
+ * that, said so. Each line is whole, or shortened at a word with an ellipsis. */
+static int draw_bubble(const struct pps_tui *ui, const struct pps_tui_model *m,
+                       struct pps_tui_frame *f, int x, int y, int w, int h)
 {
     const struct pps_report *rep = m->rep;
-    char a[32], b[32], c[32], verdict[320];
-    int n = 0, v;
+    int steady = rep->basis == PPS_BASIS_STEADY, ascii = ui->opts.ascii, n = 0, v, lines;
+    char a[32], b[32], c[32], line[400], verdict[512];
 
     if (h <= 0)
         return 0;
-    pct(rep->bubble, a, sizeof(a));
+    pct(steady ? rep->judged_measured : rep->bubble, a, sizeof(a));
     if (rep->have_prediction) {
-        pct(rep->pred.bubble, b, sizeof(b));
-        pps_tui_frame_printf(f, x, y + n++, w, PPS_TUI_C_DEFAULT, 0,
-                             "bubble   measured %-7s predicted %s (%s, measured op costs)", a, b,
-                             m->run->schedule);
+        pct(steady ? rep->judged_predicted : rep->pred.bubble, b, sizeof(b));
+        snprintf(line, sizeof(line), "%s measured %-7s predicted %s", steady ? "steady  " : "bubble  ",
+                 a, b);
+        /* What the prediction is, where the line has room for it. */
+        snprintf(c, sizeof(c), " (%s, %s)", m->run->schedule,
+                 steady ? "back to back" : "measured op costs");
+        if (pps__tui_text_w(line) + pps__tui_text_w(c) <= w)
+            snprintf(line + strlen(line), sizeof(line) - strlen(line), "%s", c);
     } else {
-        pps_tui_frame_printf(f, x, y + n++, w, PPS_TUI_C_DEFAULT, 0,
-                             "bubble   measured %-7s predicted n/a: %s", a, rep->prediction_note);
+        snprintf(line, sizeof(line), "bubble   measured %-7s predicted n/a: %s", a,
+                 rep->prediction_note);
     }
+    pps__tui_text_fit(f, x, y + n++, w, line, PPS_TUI_C_DEFAULT, 0, ascii);
     if (n < h) {
         pct(rep->bubble_quoted, a, sizeof(a));
         pct(rep->bubble_exact, c, sizeof(c));
-        pps_tui_frame_printf(f, x, y + n++, w, PPS_TUI_C_DEFAULT, 0, "theory   (p-1)/m %-7s %s %s",
-                             a, rep->v > 1 ? "(p-1)/(v*m+p-1)" : "(p-1)/(m+p-1)", c);
+        snprintf(line, sizeof(line), "theory   (p-1)/m %-7s %s %s", a,
+                 rep->v > 1 ? "(p-1)/(v*m+p-1)" : "(p-1)/(m+p-1)", c);
+        pps__tui_text_fit(f, x, y + n++, w, line, PPS_TUI_C_DEFAULT, 0, ascii);
     }
     if (n < h) {
         v = pps_report_verdict(rep, verdict, sizeof(verdict));
+        /* Up to four lines, leaving two for the table below where the pane is short. */
+        lines = h - n - 2 < 4 ? h - n - 2 : 4;
+        lines = lines < 1 ? 1 : lines;
         pps_tui_frame_text(f, x, y + n, 9, "verdict", PPS_TUI_C_DEFAULT, 0);
-        n += pps__tui_wrap(f, x + 9, y + n, w - 9, h - n > 1 ? 2 : 1, verdict,
-                           v == PPS_VERDICT_ABOVE          ? PPS_TUI_C_WARN
-                           : v == PPS_VERDICT_AS_PREDICTED ? PPS_TUI_C_GOOD
-                                                           : PPS_TUI_C_DEFAULT,
-                           PPS_TUI_A_BOLD);
+        n += wrap_fit(f, x + 9, y + n, w - 9, lines, verdict,
+                      v == PPS_VERDICT_ABOVE          ? PPS_TUI_C_WARN
+                      : v == PPS_VERDICT_AS_PREDICTED ? PPS_TUI_C_GOOD
+                                                      : PPS_TUI_C_DEFAULT,
+                      PPS_TUI_A_BOLD, ascii);
     }
     return n;
 }
@@ -126,15 +223,67 @@ static int stage_flagged(const struct pps_tui_model *m, int s)
     return 0;
 }
 
+/*
+ * The stats table's shape in w columns: the width cw of its value columns (after a space each)
+ * and the unit's note, the first that fits whole of: 8-wide columns with "(ms per iteration)",
+ * with "(ms/iter)", columns as narrow as their values (vw: the widest value or kind name) with
+ * either note, and those without a note. A note is never cut: it goes whole or not at all.
+ */
+static void table_shape(int w, int n_shown, int vw, const char *uname, int *cw, char *note,
+                        size_t len)
+{
+    static const char *const notes[] = {"  (%s per iteration)", "  (%s/iter)"};
+    const int widths[2] = {vw > 8 ? vw : 8, vw};
+
+    for (int i = 0; i < 4; i++) {
+        *cw = widths[i / 2];
+        snprintf(note, len, notes[i % 2], uname);
+        /* "stage" over "%4d!", the kinds, then idle and wait, 8 columns each. */
+        if (5 + n_shown * (*cw + 1) + 16 + (int)strlen(note) <= w)
+            return;
+    }
+    *cw = vw;
+    note[0] = '\0';
+}
+
+/* Flags drawn whole from row *y in [x, x + w) while they fit before end, wrapped, each its kind's
+ * name in name_w columns first (0: none); where they do not all fit, the last row says how many
+ * are left and where to see them (more). A flag is never cut short. */
+static void draw_flag_list(const struct pps_tui_model *m, struct pps_tui_frame *f, int x, int *y,
+                           int w, int end, int name_w, const char *more)
+{
+    for (size_t i = 0; i < m->flags.n && *y < end; i++) {
+        const struct pps_flag *fl = &m->flags.items[i];
+        int lines = pps__tui_wrap_lines(w - 2 - name_w, fl->text);
+
+        lines = lines > 0 ? lines : 1;
+        /* Whole, and leaving a row to count the rest if there are more. */
+        if (*y + lines > end || (i + 1 < m->flags.n && *y + lines >= end)) {
+            pps_tui_frame_printf(f, x + 2, (*y)++, w - 2, PPS_TUI_C_WARN, 0, "%zu more flag%s%s",
+                                 m->flags.n - i, m->flags.n - i == 1 ? "" : "s", more);
+            return;
+        }
+        pps_tui_frame_put(f, x, *y, PPS_TUI_G_FLAG, PPS_TUI_C_WARN, PPS_TUI_A_BOLD);
+        if (name_w)
+            pps_tui_frame_printf(f, x + 2, *y, name_w, PPS_TUI_C_WARN, PPS_TUI_A_BOLD, "%s",
+                                 pps_flag_kind_name(fl->kind));
+        pps__tui_wrap(f, x + 2 + name_w, *y, w - 2 - name_w, lines, fl->text,
+                      name_w ? PPS_TUI_C_DEFAULT : PPS_TUI_C_WARN, 0);
+        *y += lines;
+    }
+}
+
 static void draw_stats(struct pps_tui *ui, struct pps_tui_frame *f, struct pps_tui_rect r)
 {
     const struct pps_tui_model *m = &ui->models[pane_model(ui)];
     const struct pps_report *rep = m->rep;
     int shown[N_TABLE_KINDS], y = r.y + 1, end = r.y + r.h, x, n_it = rep->n_iters;
+    int n_shown = 0, vw = 1, cw;
     double max_ns = 0, unit = 1e6;
     const char *uname = "ms";
+    char note[32], v[32];
 
-    y += draw_bubble(m, f, r.x + 1, y, r.w - 2, end - y);
+    y += draw_bubble(ui, m, f, r.x + 1, y, r.w - 2, end - y);
     if (y >= end || n_it < 1)
         return;
     for (int k = 0; k < N_TABLE_KINDS; k++) {
@@ -154,19 +303,35 @@ static void draw_stats(struct pps_tui *ui, struct pps_tui_frame *f, struct pps_t
         unit = 1e9;
         uname = "s";
     }
+    for (int k = 0; k < N_TABLE_KINDS; k++) {
+        if (!shown[k])
+            continue;
+        n_shown++;
+        vw = (int)strlen(pps_span_kind_name(table_kinds[k])) > vw
+                 ? (int)strlen(pps_span_kind_name(table_kinds[k]))
+                 : vw;
+        for (int s = 0; s < rep->n_stages; s++) {
+            int n =
+                snprintf(v, sizeof(v), "%.3f", rep->total[s].busy_ns[table_kinds[k]] / n_it / unit);
+            vw = n > vw ? n : vw;
+        }
+    }
+    table_shape(r.w - 2, n_shown, vw, uname, &cw, note, sizeof(note));
     x = r.x + 1;
     x += pps_tui_frame_printf(f, x, y, r.x + r.w - x, PPS_TUI_C_DIM, PPS_TUI_A_BOLD, "stage");
     for (int k = 0; k < N_TABLE_KINDS; k++)
         if (shown[k])
-            x += pps_tui_frame_printf(f, x, y, r.x + r.w - x, PPS_TUI_C_DIM, PPS_TUI_A_BOLD, " %8s",
-                                      pps_span_kind_name(table_kinds[k]));
+            x += pps_tui_frame_printf(f, x, y, r.x + r.w - x, PPS_TUI_C_DIM, PPS_TUI_A_BOLD, " %*s",
+                                      cw, pps_span_kind_name(table_kinds[k]));
     pps_tui_frame_printf(f, x, y, r.x + r.w - x, PPS_TUI_C_DIM, PPS_TUI_A_BOLD,
-                         "    idle    wait  (%s per iteration)", uname);
+                         "    idle    wait%s", note);
     y++;
-    for (int s = 0; s < rep->n_stages && y < end; s++, y++) {
+    for (int s = 0; s < rep->n_stages && y < end; s++) {
         const struct pps_stage_stats *t = &rep->total[s];
         double wait = rep->total_window_ns > 0 ? t->wait_ns / rep->total_window_ns : 0;
 
+        if (!t->present) /* a stage the run does not have (analysis.h) */
+            continue;
         x = r.x + 1;
         x += pps_tui_frame_printf(f, x, y, r.x + r.w - x, PPS_TUI_C_DEFAULT, 0, "%4d", s);
         x += pps_tui_frame_printf(f, x, y, 1, PPS_TUI_C_WARN, PPS_TUI_A_BOLD, "%s",
@@ -174,15 +339,13 @@ static void draw_stats(struct pps_tui *ui, struct pps_tui_frame *f, struct pps_t
         for (int k = 0; k < N_TABLE_KINDS; k++)
             if (shown[k])
                 x += pps_tui_frame_printf(f, x, y, r.x + r.w - x,
-                                          pps__tui_kind_color(table_kinds[k]), 0, " %8.3f",
+                                          pps__tui_kind_color(table_kinds[k]), 0, " %*.3f", cw,
                                           t->busy_ns[table_kinds[k]] / n_it / unit);
         pps_tui_frame_printf(f, x, y, r.x + r.w - x, PPS_TUI_C_DEFAULT, 0, " %6.1f%% %6.1f%%",
                              100 * t->idle_frac, 100 * wait);
+        y++;
     }
-    for (size_t i = 0; i < m->flags.n && y < end; i++, y++) {
-        pps_tui_frame_put(f, r.x + 1, y, PPS_TUI_G_FLAG, PPS_TUI_C_WARN, PPS_TUI_A_BOLD);
-        pps_tui_frame_text(f, r.x + 3, y, r.w - 4, m->flags.items[i].text, PPS_TUI_C_WARN, 0);
-    }
+    draw_flag_list(m, f, r.x + 1, &y, r.w - 2, end, 0, " (Tab: the flags pane)");
 }
 
 /* A sparkline of n values (NaN skipped) in w cells from (x, y), with its range as a label. */
@@ -235,24 +398,24 @@ static void draw_flags(struct pps_tui *ui, struct pps_tui_frame *f, struct pps_t
 {
     const struct pps_tui_model *m = &ui->models[pane_model(ui)];
     const struct pps_report *rep = m->rep;
-    int y = r.y + 1, end = r.y + r.h;
+    static const char none[] =
+        "no flags: stages balanced, no communication stall, bubble as predicted";
+    int y = r.y + 1, end = r.y + r.h, name_w = 10;
     double *times = NULL, *loss = NULL;
 
-    if (m->flags.n == 0 && y < end)
-        pps__tui_wrap(f, r.x + 1, y++, r.w - 2, 1,
-                      "no flags: stages balanced, no communication stall, bubble as predicted",
-                      PPS_TUI_C_GOOD, 0);
-    for (size_t i = 0; i < m->flags.n && y < end - 2; i++) {
-        const struct pps_flag *fl = &m->flags.items[i];
-        int lines;
-
-        pps_tui_frame_put(f, r.x + 1, y, PPS_TUI_G_FLAG, PPS_TUI_C_WARN, PPS_TUI_A_BOLD);
-        pps_tui_frame_printf(f, r.x + 3, y, 10, PPS_TUI_C_WARN, PPS_TUI_A_BOLD, "%s",
-                             pps_flag_kind_name(fl->kind));
-        lines =
-            pps__tui_wrap(f, r.x + 13, y, r.w - 14, end - 2 - y, fl->text, PPS_TUI_C_DEFAULT, 0);
-        y += lines > 0 ? lines : 1;
+    if (m->flags.n == 0 && y < end) {
+        int lines = pps__tui_wrap_lines(r.w - 2, none);
+        if (y + lines <= end - 2)
+            y += pps__tui_wrap(f, r.x + 1, y, r.w - 2, lines, none, PPS_TUI_C_GOOD, 0);
+        else
+            pps__tui_text_fit(f, r.x + 1, y++, r.w - 2, none, PPS_TUI_C_GOOD, 0, ui->opts.ascii);
     }
+    /* The kinds' names in a column as wide as the longest and a space. */
+    for (size_t i = 0; i < m->flags.n; i++)
+        if ((int)strlen(pps_flag_kind_name(m->flags.items[i].kind)) + 1 > name_w)
+            name_w = (int)strlen(pps_flag_kind_name(m->flags.items[i].kind)) + 1;
+    /* Two rows are kept for the charts. */
+    draw_flag_list(m, f, r.x + 1, &y, r.w - 2, end - 2, name_w, " (a taller terminal shows them)");
     if (y + 1 >= end + 1 || rep->n_iters < 1)
         return;
     times = malloc((size_t)rep->n_iters * sizeof(*times));
@@ -260,7 +423,7 @@ static void draw_flags(struct pps_tui *ui, struct pps_tui_frame *f, struct pps_t
         for (int i = 0; i < rep->n_iters; i++)
             times[i] = rep->iters[i].window_ns;
         if (y < end)
-            draw_chart(f, r.x + 1, y++, r.w - 2, "iteration time", times, rep->n_iters, 1);
+            draw_chart(f, r.x + 1, y++, r.w - 2, "window", times, rep->n_iters, 1);
     }
     if (y < end && pps__tui_losses(m, &loss) == 0)
         draw_chart(f, r.x + 1, y++, r.w - 2, "loss", loss, loss ? rep->n_iters : 0, 0);
@@ -268,51 +431,144 @@ static void draw_flags(struct pps_tui *ui, struct pps_tui_frame *f, struct pps_t
     free(loss);
 }
 
-/* Mean iteration window of a report, NaN without iterations. */
+/* The iteration time of a report (analysis.h: its one definition), NaN without iterations. */
 static double mean_iter(const struct pps_report *rep)
 {
-    return rep->n_iters > 0 ? rep->total_window_ns / rep->n_iters : NAN;
+    return rep->iter_ns; /* the report's one definition (analysis.h) */
 }
 
 /* Peak activations: measured bytes from the metrics, else the prediction's microbatches. */
-static void peak_act(const struct pps_tui_model *m, char *buf, size_t len)
+enum { PEAK_NONE, PEAK_BYTES, PEAK_MB };
+
+static int peak_act(const struct pps_tui_model *m, double *value)
 {
     int64_t bytes = pps__tui_peak_act(m);
-    double pk = 0;
 
+    *value = 0;
     if (bytes >= 0) {
-        snprintf(buf, len, "%.2f MiB", (double)bytes / 1048576.0);
-        return;
+        *value = (double)bytes / 1048576.0;
+        return PEAK_BYTES;
     }
-    if (!m->rep->have_prediction || !m->rep->pred.peak_act) {
-        snprintf(buf, len, "n/a");
-        return;
-    }
+    if (!m->rep->have_prediction || !m->rep->pred.peak_act)
+        return PEAK_NONE;
     for (int s = 0; s < m->rep->pred.p; s++)
-        pk = m->rep->pred.peak_act[s] > pk ? m->rep->pred.peak_act[s] : pk;
-    snprintf(buf, len, "%.2f mb (pred.)", pk);
+        *value = m->rep->pred.peak_act[s] > *value ? m->rep->pred.peak_act[s] : *value;
+    return PEAK_MB;
 }
 
-static void delta_row(struct pps_tui_frame *f, int x, int y, int w, const char *name, const char *a,
-                      const char *b, const char *d, int better)
+/* A peak v in its unit, with its sign where it is a difference (sign); "n/a" for none. */
+static void peak_text(int unit, double v, int sign, char *buf, size_t len)
 {
-    int c = better > 0 ? PPS_TUI_C_GOOD : better < 0 ? PPS_TUI_C_WARN : PPS_TUI_C_DEFAULT;
-    int n = pps_tui_frame_printf(f, x, y, w, PPS_TUI_C_DEFAULT, 0, "%-16s %16s %16s ", name, a, b);
-
-    pps_tui_frame_text(f, x + n, y, w - n, d, c, 0);
+    if (unit == PEAK_NONE)
+        snprintf(buf, len, "n/a");
+    else
+        snprintf(buf, len, sign ? "%+.2f %s" : "%.2f %s", v,
+                 unit == PEAK_BYTES ? "MiB" : "mb (pred.)");
 }
 
+/* A run's schedule; "unknown" where the run does not say, as `ppscope report` puts it. */
 static const char *run_or(const char *schedule)
 {
-    return schedule && schedule[0] ? schedule : "?";
+    return schedule && schedule[0] ? schedule : "unknown";
+}
+
+/* 1 where b is less than a (B is better: less time, idle, memory), -1 where more, 0 where equal
+ * or either is unknown. */
+static int less_is_better(double a, double b)
+{
+    if (isnan(a) || isnan(b))
+        return 0;
+    return b < a ? 1 : b > a ? -1 : 0;
+}
+
+/* One row of the delta table: what, A, B, B - A and whether B is better (the colour of B - A). */
+struct delta_row {
+    char name[24], a[48], b[48], d[64];
+    int better;
+};
+
+/* Rows of the delta table (at most max): schedule, iteration, bubble, peak activations and each
+ * stage's idle. Returns how many. */
+static int delta_rows(const struct pps_tui *ui, struct delta_row *rows, int max)
+{
+    const struct pps_report *ra = ui->models[0].rep, *rb = ui->models[1].rep;
+    double ia = mean_iter(ra), ib = mean_iter(rb), pa, pb;
+    int n = 0, ua, ub;
+    struct delta_row *r;
+    char t[32];
+
+    if (n < max) {
+        r = &rows[n++];
+        snprintf(r->name, sizeof(r->name), "schedule");
+        snprintf(r->a, sizeof(r->a), "%s", run_or(ui->models[0].run->schedule));
+        snprintf(r->b, sizeof(r->b), "%s", run_or(ui->models[1].run->schedule));
+        r->d[0] = '\0';
+        r->better = 0;
+    }
+    if (n < max) {
+        r = &rows[n++];
+        snprintf(r->name, sizeof(r->name), "iteration");
+        pps_tui_format_ns(ia, r->a, sizeof(r->a));
+        pps_tui_format_ns(ib, r->b, sizeof(r->b));
+        pps_tui_format_ns(ib - ia, t, sizeof(t));
+        if (!isnan(ia) && ia > 0 && !isnan(ib))
+            snprintf(r->d, sizeof(r->d), "%s%s (%+.1f%%)", ib > ia ? "+" : "", t,
+                     100 * (ib - ia) / ia);
+        else
+            snprintf(r->d, sizeof(r->d), "%s", t);
+        r->better = less_is_better(ia, ib);
+    }
+    if (n < max) {
+        r = &rows[n++];
+        snprintf(r->name, sizeof(r->name), "bubble");
+        pct(ra->bubble, r->a, sizeof(r->a));
+        pct(rb->bubble, r->b, sizeof(r->b));
+        if (isnan(ra->bubble) || isnan(rb->bubble))
+            snprintf(r->d, sizeof(r->d), "n/a");
+        else
+            snprintf(r->d, sizeof(r->d), "%+.1f pp", 100 * (rb->bubble - ra->bubble));
+        r->better = less_is_better(ra->bubble, rb->bubble);
+    }
+    if (n < max) {
+        r = &rows[n++];
+        snprintf(r->name, sizeof(r->name), "peak activations");
+        ua = peak_act(&ui->models[0], &pa);
+        ub = peak_act(&ui->models[1], &pb);
+        peak_text(ua, pa, 0, r->a, sizeof(r->a));
+        peak_text(ub, pb, 0, r->b, sizeof(r->b));
+        /* A difference only of figures in one unit: bytes measured, or both predictions. */
+        peak_text(ua == ub ? ua : PEAK_NONE, pb - pa, 1, r->d, sizeof(r->d));
+        r->better = ua == ub && ua != PEAK_NONE ? less_is_better(pa, pb) : 0;
+    }
+    for (int s = 0; n < max && (s < ra->n_stages || s < rb->n_stages); s++) {
+        double fa = s < ra->n_stages && ra->total[s].present ? ra->total[s].idle_frac : NAN;
+        double fb = s < rb->n_stages && rb->total[s].present ? rb->total[s].idle_frac : NAN;
+
+        r = &rows[n++];
+        snprintf(r->name, sizeof(r->name), "idle stage %d", s);
+        pct(fa, r->a, sizeof(r->a));
+        pct(fb, r->b, sizeof(r->b));
+        if (isnan(fa) || isnan(fb))
+            snprintf(r->d, sizeof(r->d), "n/a");
+        else
+            snprintf(r->d, sizeof(r->d), "%+.1f pp", 100 * (fb - fa));
+        r->better = less_is_better(fa, fb);
+    }
+    return n;
+}
+
+static int max_i(int a, int b)
+{
+    return a > b ? a : b;
 }
 
 static void draw_delta(struct pps_tui *ui, struct pps_tui_frame *f, struct pps_tui_rect r)
 {
     const struct pps_report *ra = ui->models[0].rep, *rb = ui->models[1].rep;
     double ia = mean_iter(ra), ib = mean_iter(rb);
-    int y = r.y + 1, end = r.y + r.h, x = r.x + 1, w = r.w - 2;
-    char a[48], b[48], d[64];
+    int y = r.y + 1, end = r.y + r.h, x = r.x + 1, w = r.w - 2, n, nw = 0, aw = 1, bw = 1, dw = 5;
+    struct delta_row rows[128];
+    char a[48], b[48], line[200];
 
     if (ui->n_models < 2)
         return;
@@ -321,58 +577,48 @@ static void draw_delta(struct pps_tui *ui, struct pps_tui_frame *f, struct pps_t
         pps_tui_format_ns(ia, a, sizeof(a));
         pps_tui_format_ns(ib, b, sizeof(b));
         if (fabs(gain) < 0.005)
-            pps_tui_frame_printf(f, x, y++, w, PPS_TUI_C_DEFAULT, PPS_TUI_A_BOLD,
-                                 "A and B take the same time per iteration (%s vs %s)", a, b);
+            snprintf(line, sizeof(line), "A and B take the same time per iteration (%s vs %s)", a,
+                     b);
         else
-            pps_tui_frame_printf(f, x, y++, w, PPS_TUI_C_GOOD, PPS_TUI_A_BOLD,
-                                 "%c is %.1f%% faster than %c: %s vs %s per iteration (%.2fx)",
-                                 gain > 0 ? 'B' : 'A', 100 * fabs(gain) / (gain > 0 ? 1 - gain : 1),
-                                 gain > 0 ? 'A' : 'B', gain > 0 ? b : a, gain > 0 ? a : b,
-                                 gain > 0 ? ia / ib : ib / ia);
+            snprintf(line, sizeof(line),
+                     "%c is %.1f%% faster than %c: %s vs %s per iteration (%.2fx)",
+                     gain > 0 ? 'B' : 'A', 100 * fabs(gain) / (gain > 0 ? 1 - gain : 1),
+                     gain > 0 ? 'A' : 'B', gain > 0 ? b : a, gain > 0 ? a : b,
+                     gain > 0 ? ia / ib : ib / ia);
+        y += pps__tui_wrap(f, x, y, w, end - y > 1 ? 2 : 1, line,
+                           fabs(gain) < 0.005 ? PPS_TUI_C_DEFAULT : PPS_TUI_C_GOOD, PPS_TUI_A_BOLD);
     } else if (y < end) {
         pps_tui_frame_text(f, x, y++, w, "no iterations to compare", PPS_TUI_C_DIM, 0);
     }
     if (y >= end)
         return;
-    pps_tui_frame_printf(f, x, y++, w, PPS_TUI_C_DIM, PPS_TUI_A_BOLD, "%-16s %16s %16s %s", "", "A",
-                         "B", "B - A");
-    if (y < end) {
-        snprintf(a, sizeof(a), "%s", run_or(ui->models[0].run->schedule));
-        snprintf(b, sizeof(b), "%s", run_or(ui->models[1].run->schedule));
-        delta_row(f, x, y++, w, "schedule", a, b, "", 0);
+    n = delta_rows(ui, rows, end - y - 1 < 128 ? end - y - 1 : 128);
+    for (int i = 0; i < n; i++) {
+        nw = max_i(nw, (int)strlen(rows[i].name));
+        aw = max_i(aw, pps__tui_text_w(rows[i].a));
+        bw = max_i(bw, pps__tui_text_w(rows[i].b));
+        dw = max_i(dw, pps__tui_text_w(rows[i].d));
     }
-    if (y < end) {
-        pps_tui_format_ns(ia, a, sizeof(a));
-        pps_tui_format_ns(ib, b, sizeof(b));
-        pps_tui_format_ns(ib - ia, d, sizeof(d));
-        if (!isnan(ia) && ia > 0)
-            snprintf(d + strlen(d), sizeof(d) - strlen(d), " (%+.1f%%)", 100 * (ib - ia) / ia);
-        delta_row(f, x, y++, w, "iteration", a, b, d, ib < ia ? 1 : ib > ia ? -1 : 0);
-    }
-    if (y < end) {
-        pct(ra->bubble, a, sizeof(a));
-        pct(rb->bubble, b, sizeof(b));
-        snprintf(d, sizeof(d), "%+.1f pp", 100 * (rb->bubble - ra->bubble));
-        delta_row(f, x, y++, w, "bubble", a, b, d, rb->bubble < ra->bubble ? 1 : -1);
-    }
-    if (y < end) {
-        peak_act(&ui->models[0], a, sizeof(a));
-        peak_act(&ui->models[1], b, sizeof(b));
-        delta_row(f, x, y++, w, "peak activations", a, b, "", 0);
-    }
-    for (int s = 0; y < end && (s < ra->n_stages || s < rb->n_stages); s++, y++) {
-        double fa = s < ra->n_stages ? ra->total[s].idle_frac : NAN;
-        double fb = s < rb->n_stages ? rb->total[s].idle_frac : NAN;
-        char name[32];
+    /* 16-wide columns where they fit, else as wide as what they hold; and if that is still too
+     * wide, B - A without what it says in brackets (the relative change, the unit's source). */
+    if (16 + 1 + 16 + 1 + 16 + 1 + dw <= w)
+        nw = aw = bw = 16;
+    else if (nw + 1 + aw + 1 + bw + 1 + dw > w)
+        for (int i = 0; i < n; i++) {
+            char *br = strstr(rows[i].d, " (");
+            if (br)
+                *br = '\0';
+        }
+    pps_tui_frame_printf(f, x, y++, w, PPS_TUI_C_DIM, PPS_TUI_A_BOLD, "%-*s %*s %*s %s", nw, "", aw,
+                         "A", bw, "B", "B - A");
+    for (int i = 0; i < n && y < end; i++, y++) {
+        int c = rows[i].better > 0   ? PPS_TUI_C_GOOD
+                : rows[i].better < 0 ? PPS_TUI_C_WARN
+                                     : PPS_TUI_C_DEFAULT;
+        int k = pps_tui_frame_printf(f, x, y, w, PPS_TUI_C_DEFAULT, 0, "%-*s %*s %*s ", nw,
+                                     rows[i].name, aw, rows[i].a, bw, rows[i].b);
 
-        snprintf(name, sizeof(name), "idle stage %d", s);
-        pct(fa, a, sizeof(a));
-        pct(fb, b, sizeof(b));
-        if (isnan(fa) || isnan(fb))
-            snprintf(d, sizeof(d), "n/a");
-        else
-            snprintf(d, sizeof(d), "%+.1f pp", 100 * (fb - fa));
-        delta_row(f, x, y, w, name, a, b, d, isnan(fa) || isnan(fb) ? 0 : fb < fa ? 1 : -1);
+        pps_tui_frame_text(f, x + k, y, w - k, rows[i].d, c, 0);
     }
 }
 

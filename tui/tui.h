@@ -169,6 +169,8 @@ void pps_tui_frame_row(const struct pps_tui_frame *f, int y, int ascii, char *bu
 
 /*
  * A lane is one timeline row: a stage, or with interleaved schedules (v > 1) a stage's chunk.
+ * The stages are those the run has, as the report counts them: with p known 0..p-1 and any that
+ * recorded spans, without p only those that recorded spans (pps_tui_index_lane_id says which).
  * For each lane and each span kind it holds the spans' starts (sorted) and the running sum of
  * their durations. The time a kind covers in [a, b) is then the sum between the first span
  * starting at or after a and the first starting at or after b, corrected at both edges for the
@@ -319,9 +321,10 @@ struct pps_tui {
     /* Visible time range [t0, t1), ns relative to run A's first span. Run B is drawn shifted so
      * that the iteration the view's centre falls in starts where A's does (same time scale). */
     int64_t t0, t1;
-    int follow; /* keep the latest span in view as the run grows */
-    int paused; /* keep showing what was loaded; the writer is never affected */
-    int help;   /* the help screen is up */
+    int follow;    /* keep the latest span in view as the run grows */
+    int paused;    /* keep showing what was loaded; the writer is never affected */
+    int help;      /* the help screen is up */
+    int help_page; /* its page, where it takes more than one */
     int quit;
     int pane;        /* enum pps_tui_pane */
     int lane_top[2]; /* each run's first lane shown, when not all fit */

@@ -83,10 +83,46 @@ char pps__tui_kind_letter(int kind, int partial);
  * lines used. */
 int pps__tui_wrap(struct pps_tui_frame *f, int x, int y, int w, int max_lines, const char *text,
                   int color, int attr);
+/* The lines pps__tui_wrap() takes for the whole of text in width w (0 for an empty text). */
+int pps__tui_wrap_lines(int w, const char *text);
+/* Columns text takes: one per code point. */
+int pps__tui_text_w(const char *text);
+/* Draws text in at most w columns from (x, y): whole where it fits, else cut at a space and ended
+ * with an ellipsis ("..." with ascii), so no word is cut without saying so. Returns the columns
+ * written. */
+int pps__tui_text_fit(struct pps_tui_frame *f, int x, int y, int w, const char *text, int color,
+                      int attr, int ascii);
 /* Draws the pane kind into r (title row first). */
 void pps__tui_draw_pane(struct pps_tui *ui, struct pps_tui_frame *f, struct pps_tui_rect r,
                         int pane);
-/* Draws the help screen over the frame, from the key table. */
+
+/* ---- help.c: the help screen ---- */
+
+/* Entries the key table may hold, at most; columns of entries the help may use. */
+#define PPS__TUI_HELP_MAX      48
+#define PPS__TUI_HELP_MAX_COLS 3
+
+/*
+ * Where the help screen goes on a cols x rows frame: a box of the key table's entries in one to
+ * PPS__TUI_HELP_MAX_COLS columns, each entry's help wrapped whole into its column, then the
+ * footer wrapped into the box. The fewest pages, then the fewest columns, win; entries that do
+ * not all fit are split into pages (PgDn, PgUp). A pure function of the size and the key table,
+ * like pps_tui_layout(). box.w = 0 when the frame is too small for any.
+ */
+struct pps__tui_help_layout {
+    struct pps_tui_rect box;
+    int n_cols, col_w, name_w; /* columns; each one's width; the keys' part of it */
+    int page, pages;           /* page shown (the one asked for, clamped), and how many */
+    int first, last;           /* the page's entries: [first, last) of the key table */
+    int x[PPS__TUI_HELP_MAX];  /* where entry i of the page starts (first <= i < last) */
+    int y[PPS__TUI_HELP_MAX];
+    int lines[PPS__TUI_HELP_MAX]; /* rows its help takes */
+    int footer_y, footer_lines;
+};
+void pps__tui_help_layout(int cols, int rows, int page, struct pps__tui_help_layout *out);
+/* The help's last line: the mouse, and how to close it. */
+extern const char pps__tui_help_footer[];
+/* Draws the help screen over the frame, from the key table, at page ui->help_page (clamped). */
 void pps__tui_draw_help(struct pps_tui *ui, struct pps_tui_frame *f);
 
 /* ---- reload.c: live runs re-read on a thread of their own ---- */

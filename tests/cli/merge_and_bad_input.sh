@@ -1,7 +1,8 @@
 #!/bin/sh
 # merge_and_bad_input.sh - `ppscope merge` end to end: --help, bad flags, a real merge of a run
-# written by pps_mkrun, and bad input (missing, empty, not a trace, existing output), each an exit
-# code and exactly one line on stderr.
+# written by pps_mkrun (which says in one line what it wrote; --quiet says nothing), and bad input
+# (missing, empty, not a trace, existing output), each an exit code and exactly one line on
+# stderr.
 #
 # usage: merge_and_bad_input.sh PPSCOPE   (PPS_MKRUN in the environment: the pps_mkrun helper)
 set -u
@@ -24,7 +25,8 @@ expect() {
 
 # --help: usage on stdout, exit 0
 expect 0 merge --help
-grep -q '^usage: ppscope merge RUN -o FILE' "$T/out" || fail "merge --help printed: $(cat "$T/out")"
+grep -q '^usage: ppscope merge \[-q\] RUN -o FILE' "$T/out" ||
+    fail "merge --help printed: $(cat "$T/out")"
 [ -s "$T/err" ] && fail "merge --help wrote to stderr: $(cat "$T/err")"
 expect 0 merge -h
 
@@ -41,9 +43,18 @@ expect 2 merge "$T/a" "$T/b" -o "$T/x.db"
 expect 0 merge "$T/run" -o "$T/merged.db"
 [ -s "$T/merged.db" ] || fail "no merged file"
 [ -e "$T/merged.db-journal" ] && fail "merge left a journal"
-[ -s "$T/out" ] && fail "merge printed on success: $(cat "$T/out")"
+# regression: a success said nothing; now one line on stdout, counted from the file written
+want="ppscope merge: wrote $T/merged.db: 3 ranks, 78 spans, 6 metrics rows"
+[ "$(cat "$T/out")" = "$want" ] || fail "merge said '$(cat "$T/out")', expected '$want'"
+[ -s "$T/err" ] && fail "merge wrote to stderr on success: $(cat "$T/err")"
 expect 0 merge --output="$T/merged2.db" "$T/run"
 cmp -s "$T/merged.db" "$T/merged2.db" || fail "merging twice gave different files"
+grep -q "^ppscope merge: wrote $T/merged2.db: 3 ranks, " "$T/out" || fail "said: $(cat "$T/out")"
+expect 0 merge -q "$T/run" -o "$T/merged3.db"
+[ -s "$T/out" ] && fail "merge -q printed: $(cat "$T/out")"
+expect 0 merge "$T/run" --quiet -o "$T/merged4.db"
+[ -s "$T/out" ] || [ -s "$T/err" ] && fail "merge --quiet printed: $(cat "$T/out" "$T/err")"
+cmp -s "$T/merged.db" "$T/merged3.db" || fail "merge -q wrote another file"
 
 # the merged file is a ppscope trace that holds every rank (checked when sqlite3 is at hand)
 if command -v sqlite3 >/dev/null 2>&1; then
@@ -83,5 +94,7 @@ stderr_has "not a run directory"
 # a run whose ranks did not finish merges what they flushed
 "$MKRUN" "$T/partial" --incomplete || fail "pps_mkrun --incomplete failed"
 expect 0 merge "$T/partial" -o "$T/partial.db"
+grep -q "^ppscope merge: wrote $T/partial.db: [0-9]* ranks*, [0-9]* spans*, " "$T/out" ||
+    fail "partial merge said: $(cat "$T/out")"
 
 cli_finish

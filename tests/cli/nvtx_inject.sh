@@ -104,6 +104,21 @@ for it in 0 1 2; do
     count torch 3 "^RECV stage=1 peer=0 mb=[1-3] bytes=0 iter=$it\$"
 done
 count torch 91 '.'
+# One process traced stage 1 alone: the run has one stage, stage 1 (no phantom stage 0 that
+# idles all the time), and no claim about an LM head that no metadata places.
+if [ -n "$PPS" ]; then
+    if "$PPS" report "$TMP/torch" >"$TMP/report.out" 2>"$TMP/report.err"; then
+        grep -q "^schedule  unknown  p=? m=? v=1  1 stage (stage 1), 3 iterations$" "$TMP/report.out" ||
+            fail "torch: report does not say one stage, stage 1: $(cat "$TMP/report.out")"
+        grep -q "^    0 " "$TMP/report.out" && fail "torch: report shows a stage 0: $(cat "$TMP/report.out")"
+        grep -q "head\|embedding" "$TMP/report.out" &&
+            fail "torch: report names a model part no metadata places: $(cat "$TMP/report.out")"
+        "$PPS" report --json "$TMP/torch" >"$TMP/report.json" 2>"$TMP/report.err"
+        grep -q '"n_stages":1,' "$TMP/report.json" || fail "torch: --json n_stages is not 1"
+    else
+        fail "ppscope report on the torch NVTX run: $(cat "$TMP/report.err")"
+    fi
+fi
 
 # --- ppscope names in a domain: registered, wide, payload bytes, iteration markers ---
 traced pps PPSCOPE_STAGE=2 "$EX" pps --stage 2 --stages 4 --iters 3 --mbs 4 --print

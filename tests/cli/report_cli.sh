@@ -32,9 +32,13 @@ expect_exit 2 report "$TMP/garbage.db"
 [ "$(wc -l <"$TMP/err")" -eq 1 ] || fail "a file that is not a trace takes more than one line"
 
 # --- report of a simulated timeline = the simulation ---
+# check_sim NAME WHY FLAGS ARGS...: the report of `ppscope sim ARGS --trace` is the simulation,
+# its verdict names WHY, and its flags are FLAGS ("none", or the one kind it must have).
 check_sim() {
     name=$1
-    shift
+    why=$2
+    flags=$3
+    shift 3
     dir="$TMP/run-$name"
     if ! "$PPS" sim "$@" --json --trace "$dir" >"$TMP/sim.json" 2>"$TMP/err"; then
         fail "sim $* --trace: $(cat "$TMP/err")"
@@ -48,15 +52,34 @@ check_sim() {
     same_number "$measured" "$sim" || fail "$name: report bubble $measured, sim bubble $sim"
     same_number "$predicted" "$sim" || fail "$name: predicted bubble $predicted, sim bubble $sim"
     expect_exit 0 report "$dir"
-    grep -q "^verdict .*within 5 pp of the prediction" "$TMP/out" ||
-        fail "$name: text report has no matching verdict: $(cat "$TMP/out")"
+    grep -q "^verdict   bubble .* is within 2.0 pp of the prediction (.*): $why" \
+        "$TMP/out" || fail "$name: text report has no matching verdict: $(cat "$TMP/out")"
+    # A simulated run has nothing wrong with it: no flag, and no note about spans no figure
+    # counts (its sends, receives and waits carry their iterations and lie in the windows).
+    if [ "$flags" = none ]; then
+        grep -q "^flags     none$" "$TMP/out" || fail "$name: flags where there are none: $(cat "$TMP/out")"
+        grep -q '"flags":\[\]' "$TMP/report.json" || fail "$name: --json has flags: $(cat "$TMP/report.json")"
+    else
+        grep -q "^flags     1$" "$TMP/out" && grep -q "^  ! $flags " "$TMP/out" ||
+            fail "$name: not the one flag $flags: $(cat "$TMP/out")"
+        grep -q "\"flags\":\[{\"kind\":\"$flags\"" "$TMP/report.json" ||
+            fail "$name: --json lacks the $flags flag"
+    fi
+    grep -q "^note" "$TMP/out" && fail "$name: a note that is not true: $(grep '^note' "$TMP/out")"
+    grep -q '"spans_outside_windows":0' "$TMP/report.json" ||
+        fail "$name: --json counts spans outside the windows"
 }
 
-check_sim zb-h1 --schedule zb-h1 -p 4 -m 8
-check_sim 1f1b --schedule 1f1b -p 4 -m 8
-check_sim gpipe --schedule gpipe -p 4 -m 8
-check_sim interleaved --schedule interleaved -p 4 -m 8 -v 2
-check_sim zb-h1-iters --schedule zb-h1 -p 4 -m 8 --iters 3 --topt 0.5 --tcomm 0.25 --tw 0.5
+check_sim zb-h1 "the schedule explains it" none --schedule zb-h1 -p 4 -m 8
+check_sim 1f1b "the schedule explains it" none --schedule 1f1b -p 4 -m 8
+check_sim gpipe "the schedule explains it" none --schedule gpipe -p 4 -m 8
+check_sim interleaved "the schedule explains it" none --schedule interleaved -p 4 -m 8 -v 2
+# A quarter of an op per message: the messages make the bubble, and the verdict says so.
+check_sim zb-h1-iters "communication explains it: a message takes 250 us" none \
+    --schedule zb-h1 -p 4 -m 8 --iters 3 --topt 0.5 --tcomm 0.25 --tw 0.5
+# A slow last stage: imbalance, with what balance would give.
+check_sim imbalanced "imbalance explains it: stage 3 computes 2.00x the other stages' mean" imbalance \
+    --schedule 1f1b -p 4 -m 8 --stage-mult 1,1,1,2
 
 # --- a run whose rank did not close its shard (written by storage's pps_mkrun) ---
 if [ -n "${PPS_MKRUN:-}" ]; then

@@ -27,6 +27,31 @@ awk -v a="$b_1f1b" -v h1="$b_zbh1" -v h2="$b_zbh2" \
     'BEGIN { exit !(a > 0.15 && h1 < 0.6 * a && h2 < 0.6 * a) }' ||
     fail "bubbles do not order as expected: 1f1b $b_1f1b, zb-h1 $b_zbh1, zb-h2 $b_zbh2"
 ok
+# One definition per word: the summary's iteration time, prediction and steady figures are the
+# report's, for a run with an optimizer barrier and for a post-validated one.
+same_row() {
+    sum=$1
+    dir=$2
+    s=$3
+    run_pps report "$dir"
+    row=$(grep "^$s " "$sum")
+    it=$(sed -n 's/^iteration measured \([0-9.]*\) ms, predicted \([0-9.]*\) ms.*/\1 \2/p' "$T/out")
+    st=$(sed -n 's/^steady    measured \([0-9.]*%\)   predicted \([0-9.]*%\).*/\1 \2/p' "$T/out")
+    bu=$(sed -n 's/^bubble    measured \([0-9.]*%\)   predicted \([0-9.]*%\).*/\1 \2/p' "$T/out")
+    want="$it $bu $st"
+    got=$(echo "$row" | awk '{ print $2, $4, $6, $7, $8, $9 }')
+    # The times: the summary's 2 decimals of the report's 3; the percentages: the same figure.
+    echo "$got $want" | awk '{ exit !(($1 - $7)^2 < 0.0051^2 && ($2 - $8)^2 < 0.0051^2 &&
+                                      $3 == $9 && $4 == $10 && $5 == $11 && $6 == $12) }' ||
+        fail "$s: the summary says '$got', the report '$want'"
+}
+for s in 1f1b zb-h1 zb-h2; do
+    same_row "$T/summary" "$T/ab/$s" "$s"
+done
+expect_exit 0 run --schedule zb-h2 --backend emu -p 4 -m 8 --iters 4 --optimizer postval \
+    --out "$T/postval"
+cp "$T/out" "$T/summary.postval"
+same_row "$T/summary.postval" "$T/postval" zb-h2
 # The run's metadata says it was emulated, with its modeled costs.
 if command -v sqlite3 >/dev/null 2>&1; then
     v=$(sqlite3 "$T/ab/zb-h1/rank-00000.db" "select value from meta where key='backend'")

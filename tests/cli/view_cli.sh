@@ -80,9 +80,84 @@ expect_exit 0 view --once --ascii --size 100x40 --keys "?" "$A"
 grep -q "| q  *quit" "$T/out" || fail "help lists no q"
 grep -q "| Tab  *next pane" "$T/out" || fail "help lists no Tab"
 
+# The help box's text, its borders stripped and its lines joined (wrapped lines read on).
+help_box() {
+    sed -n 's/^[^|]*|\(.*\)|[^|]*$/\1/p' "$T/out" | tr '\n' ' ' | tr -s ' '
+}
+# The help whole where it used to be cut (120x40, 200x60) and at 80x24: its last line and every
+# entry of the key table.
+for size in 80x24 120x40 200x60; do
+    expect_exit 0 view --once --ascii --size "$size" --keys "?" "$A"
+    help_box >"$T/help"
+    grep -qF "mouse: the wheel zooms, a click selects an op. Any key closes this." "$T/help" ||
+        fail "help at $size: its last line is cut: $(cat "$T/out")"
+    grep -qF "Tab next pane: stats, flags, A/B" "$T/help" || fail "help at $size lacks Tab"
+    grep -q "[1-9]/[1-9] Pg" "$T/out" && fail "help at $size takes pages: $(cat "$T/out")"
+done
+# At the smallest size, in pages: PgDn turns them, the last holds the last entry; PgDn there
+# closes the help.
+expect_exit 0 view --once --ascii --size 60x16 --keys "?" "$A"
+grep -q "+- 1/[2-9] PgDn: next page -" "$T/out" || fail "help at 60x16: no pages: $(cat "$T/out")"
+pages=$(sed -n 's/.*+- 1\/\([2-9]\) PgDn.*/\1/p' "$T/out")
+keys="?"
+i=1
+while [ "$i" -lt "${pages:-1}" ]; do
+    keys="$keys<pgdn>"
+    i=$((i + 1))
+done
+expect_exit 0 view --once --ascii --size 60x16 --keys "$keys" "$A"
+grep -q "+- $pages/$pages PgUp: previous page -" "$T/out" || fail "help's last page: $(cat "$T/out")"
+grep -q "| Tab  *next pane: stats, flags, A/B" "$T/out" || fail "help's last page lacks Tab"
+help_box | grep -qF "mouse: the wheel zooms, a click selects an op. Any key closes this." ||
+    fail "help at 60x16: its last line is cut: $(cat "$T/out")"
+expect_exit 0 view --once --ascii --size 60x16 --keys "$keys<pgdn>" "$A"
+grep -q "ppscope view: keys" "$T/out" && fail "PgDn on the help's last page does not close it"
+
 # Too small: the size it has and the size it needs.
 expect_exit 0 view --once --size 50x12 "$A"
 grep -q "have 50x12, need 60x16" "$T/out" || fail "too small: $(cat "$T/out")"
+
+# --- a run as the runtime writes it (emu): sends, receives and the optimizer ---
+"$PPS" run --backend emu --schedule 1f1b -p 2 -m 4 --iters 2 --out "$T/emu" >/dev/null 2>&1 ||
+    fail "run --backend emu failed"
+# A receive has no chunk: the selection says nothing of one (the trace holds -1: none). ']'
+# steps from the op at the cursor, on stage 1, to the first RECV.
+keys="p<down><enter>"
+i=0
+while [ $i -lt 12 ]; do
+    expect_exit 0 view --once --ascii --size 100x30 --keys "$keys" "$T/emu"
+    sed -n 5p "$T/out" | grep -q "^\[RECV\]" && break
+    keys="$keys]"
+    i=$((i + 1))
+done
+sed -n 5p "$T/out" | grep -q "^\[RECV\] stage 1  mb [0-9]  iter [0-9]  start .*  peer s0  32768 bytes" ||
+    fail "a selected RECV: $(sed -n 5p "$T/out")"
+sed -n 5p "$T/out" | grep -Eq "(chunk|mb|iter) -1" &&
+    fail "a selected RECV shows a -1: $(sed -n 5p "$T/out")"
+# The stats table's header is never cut: it ends with wait, or with the unit's note whole.
+for cols in 60 70 79 80 81 90 100 120 160 200; do
+    expect_exit 0 view --once --ascii --size "${cols}x24" "$T/emu"
+    grep "^ stage " "$T/out" | cut -c1-$((cols < 140 ? cols : cols / 2)) |
+        grep -Eq "(wait|\((ms|us|s) per iteration\)|\((ms|us|s)/iter\)) *$" ||
+        fail "the stats header at $cols columns: $(grep "^ stage " "$T/out")"
+done
+
+# --- a run that does not say its schedule, p or m: unknown, as `ppscope report` puts it ---
+if command -v sqlite3 >/dev/null 2>&1; then
+    mkdir "$T/nometa"
+    cp "$A"/*.db "$T/nometa/"
+    for db in "$T"/nometa/*.db; do
+        sqlite3 "$db" "DELETE FROM meta WHERE key IN ('schedule', 'p', 'm', 'v')" ||
+            fail "sqlite3 could not edit $db"
+    done
+    expect_exit 0 view --once --ascii --size 100x30 "$T/nometa"
+    head -n 1 "$T/out" | grep -q "^ppscope view  schedule unknown p=? m=? v=1  3 iters" ||
+        fail "header of a run without its schedule: $(head -n 1 "$T/out")"
+    run_pps report "$T/nometa"
+    grep -q "^schedule  unknown  p=? m=?" "$T/out" || fail "report: $(grep schedule "$T/out")"
+else
+    echo "view_cli: no sqlite3, the run without a schedule is not tried"
+fi
 
 # --- A/B: both timelines, the delta table ---
 expect_exit 0 view --once --ascii --size 120x40 "$A" "$B"
@@ -90,5 +165,30 @@ grep -q "^A s0" "$T/out" && grep -q "^B s3" "$T/out" || fail "A/B lanes missing"
 grep -q "B is 22.2% faster than A: 27.0ms vs 33.0ms per iteration (1.22x)" "$T/out" ||
     fail "A/B verdict missing: $(cat "$T/out")"
 grep -q "^ idle stage 3 *27.3% *11.1% -16.2 pp" "$T/out" || fail "per-stage idle delta missing"
+# Peak activations: both from the prediction (sim writes no metrics), B - A in their unit.
+grep -q "^ peak activations *4.00 mb (pred.) *4.00 mb (pred.) +0.00 mb (pred.)$" "$T/out" ||
+    fail "peak activations delta: $(grep "peak activations" "$T/out")"
+# The emu run measured its bytes, the sim run did not: no difference between the two units.
+expect_exit 0 view --once --ascii --size 120x40 "$T/emu" "$B"
+grep -q "^ peak activations .* MiB *4.00 mb (pred.) n/a$" "$T/out" ||
+    fail "peak activations of bytes against microbatches: $(grep "peak activations" "$T/out")"
+
+# --- a post-validated run is judged by its steady state: the view shows those figures, says
+# "steady", and its verdict compares the same ---
+if "$PPS" run --backend emu --schedule zb-h2 -p 4 -m 8 --iters 4 --optimizer postval \
+    --emu-tf 1 --emu-tb 1 --emu-tw 1 --out "$T/postval" >/dev/null 2>&1; then
+    expect_exit 0 view --once --ascii --size 120x40 "$T/postval"
+    head -n 1 "$T/out" | grep -q "  steady bubble [0-9.]*%  " ||
+        fail "postval header does not show the steady bubble: $(head -n 1 "$T/out")"
+    grep -q "^ steady   measured [0-9.]*% *predicted [0-9.]*%" "$T/out" ||
+        fail "postval stats do not show the steady figures: $(cat "$T/out")"
+    grep -q "^ verdict  steady bubble " "$T/out" || fail "postval verdict is not the steady one"
+    # The figures on the steady line are the ones the verdict quotes.
+    m=$(sed -n 's/^ steady   measured \([0-9.]*%\).*/\1/p' "$T/out")
+    grep -q "^ verdict  steady bubble $m " "$T/out" ||
+        fail "the verdict quotes another figure than the steady line's $m: $(grep verdict "$T/out")"
+else
+    fail "run --optimizer postval failed"
+fi
 
 cli_finish

@@ -2,8 +2,9 @@
 # view_tmux.sh - `ppscope view` end to end in a real terminal: the program runs in a detached
 # tmux session of a fixed size; keys go in with send-keys, the screen comes back with
 # capture-pane and must equal the frame `ppscope view --once --keys` draws for the same keys at
-# the same size. At 80x24 and 120x40: open, zoom, pan, help, pause, quit; a terminal too small,
-# then resized; A/B; colours on, and off under NO_COLOR. Skipped (77) without tmux.
+# the same size. At 80x24 and 120x40: open, zoom, pan, help, pause, quit; the help whole at
+# 120x40 and 200x60, in pages at 60x16; a terminal too small, then resized; A/B; colours on, and
+# off under NO_COLOR. Skipped (77) without tmux.
 # Usage: view_tmux.sh PATH/TO/ppscope
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -110,6 +111,35 @@ for size in 80x24 120x40; do
     same_as "$size" "++<right><right>l-p<enter>?x<space><space><tab>" "resume, flags pane" "$A"
     quit "$size"
 done
+
+# The help where its last line was cut (120x40, 200x60): the screen shows it whole, as --once
+# draws it; at the smallest size it takes pages, which PgDn and PgUp turn.
+footer="mouse: the wheel zooms, a click selects an op. Any key closes this."
+for size in 120x40 200x60; do
+    start "$size" "NO_COLOR=1" "$A"
+    wait_for "ppscope view  1f1b p=4 m=8 v=1  3 iters" "open at $size"
+    $TM send-keys -t "$V" '?'
+    wait_for "ppscope view: keys" "help at $size"
+    same_as "$size" "?" "help" "$A"
+    if screen | sed -n 's/^[^│]*│\(.*\)│[^│]*$/\1/p' | tr '\n' ' ' | tr -s ' ' |
+        grep -qF "$footer"; then
+        ok
+    else
+        fail "help at $size: its last line is not whole:
+$(screen)"
+    fi
+    quit "help at $size"
+done
+start 60x16 "NO_COLOR=1" "$A"
+wait_for "ppscope view  1f1b" "open at 60x16"
+$TM send-keys -t "$V" '?'
+wait_for "PgDn: next page" "help in pages"
+same_as 60x16 "?" "help, page 1" "$A"
+$TM send-keys -t "$V" NPage
+same_as 60x16 "?<pgdn>" "help, page 2" "$A"
+$TM send-keys -t "$V" PPage
+same_as 60x16 "?<pgdn><pgup>" "help, back to page 1" "$A"
+quit "help in pages"
 
 # Too small, then resized to fit: the view comes back; and back to too small.
 start 50x12 "NO_COLOR=1" "$A"

@@ -37,14 +37,9 @@ static inline struct pps_model_data *mx_data(const struct pps_model_spec *s)
 {
     struct pps_model_data *d = NULL;
     struct pps_err err = {0};
-    if (pps_model_data_new(s, &d, &err) < 0) {
-        /* The default text is part of every Debian and Ubuntu machine; elsewhere, skip. */
-        if (err.code == PPS_ENOENT && !s->data_path) {
-            fprintf(stderr, "skipped: %s\n", err.msg);
-            exit(77);
-        }
+    /* The default text is built in: failing to load it is a failure, never a skip. */
+    if (pps_model_data_new(s, &d, &err) < 0)
         mx_die("pps_model_data_new", &err);
-    }
     return d;
 }
 

@@ -365,8 +365,8 @@ static void test_stall_is_not_the_schedule(void)
     CHECK(rep->bubble > res.bubble + 0.2);
     CHECK_NEAR(rep->pred.bubble, res.bubble, 1e-9);
     CHECK_EQ_INT(pps_report_verdict(rep, why, sizeof(why)), PPS_VERDICT_ABOVE);
-    CHECK_STR_CONTAINS(why, "pp above the prediction: imbalance or communication, not the "
-                            "schedule");
+    CHECK_STR_CONTAINS(why, "pp above the prediction");
+    CHECK_STR_CONTAINS(why, "not the schedule, nor the links or the host as measured");
 out:
     pps_report_free(rep);
     run_free(r);
@@ -489,11 +489,15 @@ static void test_unlabelled_spans_open_no_window(void)
     run_add(r, 1, PPS_SPAN_F, -1, -1, 4, 6);         /* inside the window: busy */
     run_add(r, 1, PPS_SPAN_F, -1, -1, 8, 30);        /* straddles the end: clipped to [8, 10) */
     run_add(r, 0, PPS_SPAN_RANGE, -1, -1, -50, 100); /* not compute, not a window */
+    run_add(r, 1, PPS_SPAN_SEND, 0, 0, 10, 12);      /* after the window: nothing counts it */
     span_sort(r);
     rep = report_of(r);
     if (rep) {
         CHECK_EQ_INT(rep->n_iters, 1);
-        CHECK_EQ_INT(rep->n_unlabelled, 3);
+        /* Spans without an iteration are counted, wherever they lie; only the SEND after the
+         * window lies outside every window (it carries its iteration all the same). */
+        CHECK_EQ_INT(rep->n_no_iter, 3);
+        CHECK_EQ_INT(rep->n_outside, 1);
         CHECK_EQ_INT(rep->iters[0].t0, 0);
         CHECK_EQ_INT(rep->iters[0].t1, 10);
         CHECK_NEAR(rep->iters[0].stages[1].compute_ns, 8, 0);
@@ -793,27 +797,84 @@ static void test_dropped_and_complete(void)
     run_free(r);
 }
 
+/* The verdict says which figures it compares and what it rests on. */
 static void test_verdict_sentences(void)
 {
     struct pps_report rep;
-    char why[256];
+    char why[512];
 
     memset(&rep, 0, sizeof(rep));
     rep.n_iters = 1;
     rep.have_prediction = 1;
     rep.pred.bubble = 0.20;
-    rep.bubble = 0.323;
+    rep.judged_predicted = 0.20;
+    rep.judged_measured = rep.bubble = 0.323;
+    rep.tolerance = 0.02;
+    rep.pred_balanced = rep.pred_links = rep.pred_nocomm = rep.op_cv = NAN;
     CHECK_EQ_INT(pps_report_verdict(&rep, why, sizeof(why)), PPS_VERDICT_ABOVE);
-    CHECK_STR_CONTAINS(why, "measured bubble is 12.3 pp above the prediction");
-    rep.bubble = 0.24;
+    CHECK_STR_CONTAINS(why, "bubble 32.3% is 12.3 pp above the prediction (20.0%, tolerance 2.0 pp)");
+    CHECK_STR_CONTAINS(why, "not the schedule, nor the links or the host as measured");
+    /* Post-validated: the steady figures, said so. */
+    rep.basis = PPS_BASIS_STEADY;
+    CHECK_EQ_INT(pps_report_verdict(&rep, why, sizeof(why)), PPS_VERDICT_ABOVE);
+    CHECK_STR_CONTAINS(why, "steady bubble 32.3%");
+    rep.basis = PPS_BASIS_ITERATION;
+    /* Within the tolerance, with and without imbalance behind the prediction. */
+    rep.judged_measured = 0.21;
+    rep.pred_balanced = 0.195;
     CHECK_EQ_INT(pps_report_verdict(&rep, why, sizeof(why)), PPS_VERDICT_AS_PREDICTED);
-    rep.bubble = 0.10;
+    CHECK_STR_CONTAINS(why, "within 2.0 pp of the prediction (20.0%): the schedule explains it");
+    rep.judged_measured = 0.10;
     CHECK_EQ_INT(pps_report_verdict(&rep, why, sizeof(why)), PPS_VERDICT_BELOW);
     CHECK_STR_CONTAINS(why, "10.0 pp below");
+    /* A wider tolerance (a noisy run) takes in what a narrow one calls above. */
+    rep.judged_measured = 0.24;
+    CHECK_EQ_INT(pps_report_verdict(&rep, why, sizeof(why)), PPS_VERDICT_ABOVE);
+    rep.tolerance = 0.05;
+    CHECK_EQ_INT(pps_report_verdict(&rep, why, sizeof(why)), PPS_VERDICT_AS_PREDICTED);
     rep.have_prediction = 0;
     snprintf(rep.prediction_note, sizeof(rep.prediction_note), "no schedule");
     CHECK_EQ_INT(pps_report_verdict(&rep, why, sizeof(why)), PPS_VERDICT_NONE);
     CHECK_STR_CONTAINS(why, "no schedule");
+}
+
+/* The tolerance comes from the run's own spread: iterations that agree to a tenth of a point
+ * leave 2 pp (the floor), and a 4 pp excess is above it; iterations that scatter widen it. */
+static void test_tolerance_from_the_runs_spread(void)
+{
+    struct pps_sim_costs c;
+    struct pps_sim_result res;
+    struct pps_run *r;
+    struct pps_report *rep = NULL;
+
+    CHECK_EQ_INT(pps_sim_costs_init(&c, 4, 1.0, 1.0, 1.0), 0);
+    r = run_from_sim(PPS_SCHED_1F1B, 4, 8, 1, &c, 6, 0, &res);
+    CHECK(r != NULL);
+    rep = report_of(r);
+    CHECK(rep != NULL);
+    CHECK_NEAR(rep->bubble_spread, 0, 1e-9);
+    CHECK_NEAR(rep->tolerance, PPS_VERDICT_FLOOR, 1e-12);
+    CHECK_EQ_INT(pps_report_verdict(rep, NULL, 0), PPS_VERDICT_AS_PREDICTED);
+    pps_report_free(rep);
+    /* The same stall of 2 units in every iteration: 4.2 pp above, the same in each, so not
+     * within a tolerance that a fixed 5 pp would have been. */
+    for (int s = 0; s < 4; s++)
+        for (size_t i = 0; i < r->stages[s].n; i++) {
+            struct pps_span *sp = &r->stages[s].spans[i];
+            int64_t local = sp->start_ns - sp->iter * ns_of(res.makespan);
+            int64_t shift = (sp->iter + (local >= ns_of(6))) * ns_of(2);
+            sp->start_ns += shift;
+            sp->end_ns += shift;
+        }
+    rep = report_of(r);
+    CHECK(rep != NULL);
+    CHECK_NEAR(rep->bubble - rep->pred.bubble, (9.0 + 2) / 35 - 9.0 / 33, 1e-9);
+    CHECK(rep->bubble_spread < 1e-9);
+    CHECK_EQ_INT(pps_report_verdict(rep, NULL, 0), PPS_VERDICT_ABOVE);
+    pps_report_free(rep);
+    run_free(r);
+    pps_sim_result_release(&res);
+    pps_sim_costs_release(&c);
 }
 
 static const struct test_case cases[] = {
@@ -844,6 +905,7 @@ static const struct test_case cases[] = {
     TEST(test_no_prediction_without_costs),
     TEST(test_dropped_and_complete),
     TEST(test_verdict_sentences),
+    TEST(test_tolerance_from_the_runs_spread),
     {NULL, NULL},
 };
 

@@ -1,14 +1,13 @@
 /*
  * test_executor.c - the runtime end to end on the cpu backend (pps_run over the threads
  * transport): post-validation leaves the parameters bitwise where sync mode does, with clipping
- * and with an injected inf; the loss falls over a few hundred iterations on the default text,
+ * and with an injected inf; the loss falls over a few hundred iterations on the built-in text,
  * read back from the run's metrics; gradients of every schedule match the reference; a W budget
  * bounds the recorded pending W's and leaves the parameters bitwise where the schedule's own order
  * does, and is refused on a list whose W's leave their B's order.
  */
 #include <math.h>
 #include <stdlib.h>
-#include <unistd.h>
 
 #include "emu.h"
 #include "executor.h"
@@ -33,14 +32,6 @@ static void small_config(struct pps_run_config *c, int kind, int p, int m)
     c->trace = 0;
     c->progress = 0;
     c->transport = PPS_TRANSPORT_THREADS;
-}
-
-static void skip_without_text(void)
-{
-    if (access(PPS_MODEL_DEFAULT_DATA, R_OK) != 0) {
-        fprintf(stderr, "skipped: no %s\n", PPS_MODEL_DEFAULT_DATA);
-        exit(77);
-    }
 }
 
 /* Runs c; the parameters at the end into *params (caller frees). */
@@ -113,7 +104,6 @@ static void check_postval_equals_sync(int kind, int p, int m, double clip, int i
 
 static void test_postval_without_failures_steps_like_sync(void)
 {
-    skip_without_text();
     check_postval_equals_sync(PPS_SCHED_ZB_H2, 4, 8, 0, -1, 0);
 }
 
@@ -124,7 +114,6 @@ static void test_postval_rolls_back_an_injected_inf_exactly(void)
     float *ps = NULL;
     size_t n = 0;
 
-    skip_without_text();
     check_postval_equals_sync(PPS_SCHED_ZB_H2, 4, 8, 0, 2, 1);
     check_postval_equals_sync(PPS_SCHED_1F1B, 2, 4, 0, 5, 1); /* the last iteration */
 
@@ -147,7 +136,6 @@ static void test_postval_rolls_back_an_injected_inf_exactly(void)
 
 static void test_postval_redoes_clipped_steps_exactly(void)
 {
-    skip_without_text();
     /* A clip this small clips every step: every optimistic step is undone and redone. */
     check_postval_equals_sync(PPS_SCHED_ZB_H2, 4, 8, 0.05, -1, 1);
     check_postval_equals_sync(PPS_SCHED_INTERLEAVED, 2, 4, 0.05, 3, 1);
@@ -160,7 +148,6 @@ static void test_check_grads_every_schedule(void)
                                 PPS_SCHED_ZB_H1, PPS_SCHED_ZB_H2};
     struct pps_run_config c;
 
-    skip_without_text();
     for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
         struct pps_run_result res;
         struct pps_err err = {0, ""};
@@ -213,7 +200,6 @@ static void test_loss_falls_through_the_pipeline(void)
     char dir[] = "/tmp/pps-test-executor-XXXXXX", out[64];
     double first = 0, last = 0;
 
-    skip_without_text();
     CHECK(mkdtemp(dir) != NULL);
     if (!dir[0] || dir[strlen(dir) - 1] == 'X')
         return;
@@ -324,7 +310,6 @@ static void check_w_budget(int kind, int p, int m, int optim_mode, int budget)
 
 static void test_w_budget_bounds_pending_w_with_the_same_parameters(void)
 {
-    skip_without_text();
     check_w_budget(PPS_SCHED_ZB_H2, 4, 8, PPS_OPTIM_SYNC, 2);
     check_w_budget(PPS_SCHED_ZB_H2, 4, 8, PPS_OPTIM_POSTVAL, 1);
     check_w_budget(PPS_SCHED_ZB_H1, 3, 6, PPS_OPTIM_POSTVAL, 1);

@@ -4,6 +4,7 @@
  * whole emulated run measures, through the real tracer, storage and analysis, the bubble the
  * simulator predicts for each schedule (within 5 points here; bench/ holds the 2-point goal).
  */
+#include <dirent.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -196,7 +197,64 @@ static void test_emu_bubble_matches_the_simulator(void)
     CHECK_EQ_INT(system(cmd), 0);
 }
 
+/* Threads of this process, from /proc/self/task; -1 where there is none. */
+static int thread_count(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    struct dirent *e;
+    int n = 0;
+
+    if (!d)
+        return -1;
+    while ((e = readdir(d)))
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+/* A run that fails closes its tracers (no flusher thread, no SQLite handle is left) and its
+ * shards keep what was recorded, marked incomplete. */
+static void test_failed_run_closes_its_tracers_incomplete(void)
+{
+    struct pps_run_config c;
+    struct pps_run_result res;
+    struct pps_run *run = NULL;
+    struct pps_err err = {0, ""};
+    char dir[] = "/tmp/pps-test-fail-XXXXXX", out[256], cmd[96];
+    int before;
+
+    if (thread_count() < 0)
+        TEST_SKIP("no /proc/self/task to count threads in");
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(out, sizeof(out), "%s/run", dir);
+    pps_run_config_init(&c);
+    c.kinds[0] = PPS_SCHED_1F1B;
+    c.p = 3;
+    c.m = 4;
+    c.iters = 4;
+    c.backend = PPS_BACKEND_EMU;
+    c.emu.tf_ns = c.emu.tb_ns = c.emu.tw_ns = 2e5;
+    c.transport = PPS_TRANSPORT_THREADS;
+    c.fail_stage = 1;
+    c.fail_iter = 2;
+    c.out = out;
+    c.progress = 0;
+    before = thread_count();
+    CHECK(pps_run(&c, &res, &err) < 0);
+    pps_run_result_release(&res);
+    CHECK_STR_CONTAINS(err.msg, "injected failure");
+    CHECK_EQ_INT(thread_count(), before);
+    CHECK_EQ_INT(pps_run_load(out, &run, &err), 0);
+    CHECK_EQ_INT(run->complete, 0);
+    CHECK_EQ_INT(run->n_shards, 3);
+    CHECK(run->n_spans > 0);
+    pps_run_free(run);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    CHECK_EQ_INT(system(cmd), 0);
+}
+
 static const struct test_case cases[] = {
+    TEST(test_failed_run_closes_its_tracers_incomplete),
     TEST(test_emu_ops_take_their_time_asleep),
     TEST(test_emu_config_check_names_the_problem),
     TEST(test_emu_link_delivers_after_latency_and_bandwidth),

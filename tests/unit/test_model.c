@@ -112,8 +112,8 @@ static void test_data_sampler_is_deterministic_and_the_same_on_any_stage(void)
     enum { N = 16 }; /* B * T */
     int32_t ids[N], tg[N], ids2[N], tg2[N], other[N];
 
-    CHECK(strcmp(d1->path, PPS_MODEL_DEFAULT_DATA) == 0);
-    CHECK(d1->len > 10000);
+    CHECK(strcmp(d1->path, PPS_MODEL_BUILTIN_TEXT) == 0);
+    CHECK(d1->len > 8000);
     /* The first stage asks for tokens, the last for targets, each from its own copy. */
     CHECK_EQ_INT(pps_model_data_sample(d1, &s, 7, 3, ids, tg, NULL), 0);
     CHECK_EQ_INT(pps_model_data_sample(d2, &s, 7, 3, ids2, NULL, NULL), 0);
@@ -138,6 +138,34 @@ static void test_data_sampler_is_deterministic_and_the_same_on_any_stage(void)
     CHECK(memcmp(ids, other, sizeof(ids)) != 0);
     pps_model_data_free(d1);
     pps_model_data_free(d2);
+}
+
+/* Regression: the default text was /usr/share/common-licenses/GPL-3, which only Debian has. It is
+ * now runtime/model_text.txt compiled in: the same bytes, from any directory, with no file. */
+static void test_default_text_is_built_in(void)
+{
+    struct pps_model_spec s = mx_small_spec(2);
+    struct pps_model_data *d = NULL, *f = NULL;
+    char cwd[4096], dir[] = "/tmp/pps_model_cwdXXXXXX";
+
+    /* From an empty directory, as an installed ppscope runs from anywhere. */
+    CHECK(getcwd(cwd, sizeof(cwd)) != NULL);
+    CHECK(mkdtemp(dir) != NULL);
+    CHECK_EQ_INT(chdir(dir), 0);
+    d = mx_data(&s);
+    CHECK_EQ_INT(chdir(cwd), 0);
+    rmdir(dir);
+    CHECK(strcmp(d->path, PPS_MODEL_BUILTIN_TEXT) == 0);
+
+    /* --data FILE still reads the file: here, the one the built-in text was made from. */
+    s.data_path = PPS_TEST_MODEL_TEXT;
+    f = mx_data(&s);
+    CHECK(strcmp(f->path, PPS_TEST_MODEL_TEXT) == 0);
+    CHECK(f->len >= 8000 && f->len <= 20000);
+    CHECK_EQ_INT(d->len, f->len);
+    CHECK(memcmp(d->bytes, f->bytes, d->len) == 0);
+    pps_model_data_free(d);
+    pps_model_data_free(f);
 }
 
 static void test_data_offsets_cover_the_text(void)
@@ -649,6 +677,7 @@ static const struct test_case cases[] = {
     TEST(test_partition_explicit),
     TEST(test_partition_rejects_bad_strings),
     TEST(test_data_sampler_is_deterministic_and_the_same_on_any_stage),
+    TEST(test_default_text_is_built_in),
     TEST(test_data_offsets_cover_the_text),
     TEST(test_data_missing_or_short_text_fails_clearly),
     TEST(test_init_is_independent_of_the_partition),

@@ -219,6 +219,32 @@ static void test_large_pipeline(void)
     done(&x);
 }
 
+/* A link's own time replaces tcomm on the dependencies that cross it, in its direction only:
+ * p=2, m=1 (F0 F1 B1 B0 in a chain), 5 units 0->1 and none back: 4 + 5. */
+static void test_per_link_times_cross_one_way(void)
+{
+    struct sim x;
+    struct pps_err err = {0};
+
+    CHECK_EQ_INT(run(&x, PPS_SCHED_GPIPE, 2, 1, 1, 1, 1, 0, -1), 0);
+    CHECK_NEAR(x.r.makespan, 4, 1e-9);
+    x.c.tcomm = 5;
+    pps_sim_result_release(&x.r);
+    CHECK_EQ_INT(pps_simulate(&x.s, &x.c, &x.r, &err), 0);
+    CHECK_NEAR(x.r.makespan, 14, 1e-9); /* both ways */
+    CHECK_EQ_INT(pps_sim_costs_links(&x.c), 0);
+    CHECK_NEAR(x.c.tlink[0 * 2 + 1], 5, 0);
+    x.c.tlink[1 * 2 + 0] = 0;
+    pps_sim_result_release(&x.r);
+    CHECK_EQ_INT(pps_simulate(&x.s, &x.c, &x.r, &err), 0);
+    CHECK_NEAR(x.r.makespan, 9, 1e-9);
+    x.c.tlink[1] = -1;
+    pps_sim_result_release(&x.r);
+    CHECK_EQ_INT(pps_simulate(&x.s, &x.c, &x.r, &err), PPS_EINVAL);
+    CHECK_STR_CONTAINS(err.msg, "link from stage 0 to 1");
+    done(&x);
+}
+
 static const struct test_case cases[] = {
     TEST(test_classic_gpipe_and_1f1b_figures),
     TEST(test_1f1b_bubble_over_m),
@@ -230,6 +256,7 @@ static const struct test_case cases[] = {
     TEST(test_w_mem_splits_what_b_frees),
     TEST(test_bad_costs_and_deadlocks_are_refused),
     TEST(test_large_pipeline),
+    TEST(test_per_link_times_cross_one_way),
     {NULL, NULL},
 };
 

@@ -90,6 +90,9 @@ struct fx_sim {
     double unit_ns;    /* ns per cost unit */
     int waits;         /* write a WAIT span in each idle gap between a stage's ops */
     double wait_extra; /* stretch each op's start by this many units of extra wait (a stall) */
+    int64_t act_bytes; /* the peak activations each iteration's metric holds (-1: unknown) */
+    int no_meta;       /* write no schedule, p, m, v: a run that does not say how it ran */
+    int model_ends;    /* write where the model's ends are: embedding on 0, LM head on p-1 */
     struct pps_schedule sched;
     struct pps_sim_result res;
 };
@@ -105,6 +108,7 @@ FX_FN void fx_sim_defaults(struct fx_sim *x, int kind, int p, int m)
     x->slow_stage = -1;
     x->slow_mult = 1;
     x->unit_ns = 1e6;
+    x->act_bytes = 1 << 20;
 }
 
 FX_FN int fx_sim_prepare(struct fx_sim *x)
@@ -142,11 +146,17 @@ FX_FN struct pps_store_writer *fx_writer(const char *dir, const struct fx_sim *x
 
     if (pps_store_writer_open(dir, 0, &w, NULL) < 0)
         return NULL;
+    if (x->no_meta)
+        return w;
     pps_store_writer_meta(w, "schedule", pps_sched_kind_name(x->kind), NULL);
     pps_store_writer_meta_int(w, "p", x->p, NULL);
     pps_store_writer_meta_int(w, "m", x->m, NULL);
     pps_store_writer_meta_int(w, "v", x->v, NULL);
     pps_store_writer_meta_int(w, "tcomm_ns", 0, NULL);
+    if (x->model_ends) {
+        pps_store_writer_meta_int(w, "model_embedding_stage", 0, NULL);
+        pps_store_writer_meta_int(w, "model_head_stage", x->p - 1, NULL);
+    }
     return w;
 }
 
@@ -211,7 +221,7 @@ FX_FN int fx_write_iters(struct pps_store_writer *w, const struct fx_sim *x, int
         mt.stage = x->p - 1;
         mt.loss = 4.0 / (1 + it);
         mt.grad_norm = 1;
-        mt.act_bytes = 1 << 20;
+        mt.act_bytes = x->act_bytes;
         if (!rc)
             rc = pps_store_writer_metrics(w, &mt, 1, NULL);
     }

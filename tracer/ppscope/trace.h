@@ -145,6 +145,17 @@ PPS_TRACE_API void pps_trace_p2p(struct pps_tracer *t, int kind, int stage, int 
                                  int64_t bytes, int64_t start_ns, int64_t end_ns);
 
 /*
+ * The same, with the message's id: a number > 0 that the sender's SEND and the receiver's RECV
+ * (and WAIT) of one message carry alike, and no other message of the run between those two
+ * stages does. The reader then times each transfer, from the start of the send on one rank to
+ * the end of the receive on the other (on aligned clocks), per link and direction. Stored in the
+ * span's corr column; 0 or less stores none, as pps_trace_p2p().
+ */
+PPS_TRACE_API void pps_trace_p2p_msg(struct pps_tracer *t, int kind, int stage, int peer, int mb,
+                                     int64_t bytes, int64_t start_ns, int64_t end_ns,
+                                     int64_t msg_id);
+
+/*
  * Names: a range or kernel name interned once (takes a lock: not for the hot path), then used
  * by id. Returns the id (>= 0), or a negative PPS_E... code.
  */
@@ -188,6 +199,14 @@ PPS_TRACE_API int pps_trace_flush(struct pps_tracer *t, struct pps_err *err);
  * clock_sync it is collective, like open. Every thread must have stopped recording into t.
  */
 PPS_TRACE_API int pps_trace_close(struct pps_tracer *t, struct pps_err *err);
+
+/*
+ * Closes t as pps_trace_close() does (the last drain, the flusher stopped, the shard closed, t
+ * freed), but leaves the shard without its complete mark, so readers say the run is incomplete,
+ * and measures no closing clock offset (that is collective, and a failed run's peers may be
+ * gone). For a run that failed. NULL is a no-op.
+ */
+PPS_TRACE_API int pps_trace_close_incomplete(struct pps_tracer *t, struct pps_err *err);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,218 @@
+/*
+ * test_diagnosis.c - the diagnosis against faults of known size: real runs (the executor, the
+ * transports, the tracer, the store and the analysis; ops emulated where timing must be known)
+ * with one fault each, and the flags must name that fault, at its size, and nothing else.
+ *
+ *   clean          every schedule on emu: no flag, and the measured bubble within 2 pp of the
+ *                  prediction (or a verdict that says why not)
+ *   slow stage     --emu-slow-stage 2:2: one imbalance flag, stage 2, 2x within 10%
+ *   slow link      --emu-slow-link 1-2:3000: the links 1->2 and 2->1 and no other, 3 ms of
+ *                  extra latency within 20%, and no stall
+ *   contention     cpu, four stage threads pinned to one core: contention, not a stall
+ *
+ * Timings want the machine to themselves (RUN_SERIAL in tests/runtime.cmake).
+ */
+#define _GNU_SOURCE /* sched_setaffinity */
+#include <math.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+#include "run.h"
+#include "schedule.h"
+#include "storage.h"
+#include "test.h"
+
+static char root[] = "/tmp/pps-test-diag-XXXXXX";
+static int n_runs;
+
+struct diag {
+    struct pps_run *run;
+    struct pps_report *rep;
+    struct pps_flag_list flags;
+};
+
+static void emu_config(struct pps_run_config *c, int kind)
+{
+    pps_run_config_init(c);
+    c->kinds[0] = kind;
+    c->p = 4;
+    c->m = 8;
+    c->iters = 6;
+    c->backend = PPS_BACKEND_EMU;
+    c->transport = PPS_TRANSPORT_THREADS;
+    c->progress = 0;
+}
+
+/* Runs c into a fresh directory and reads it back as `ppscope report` does. */
+static void diagnose(struct pps_run_config *c, struct diag *d)
+{
+    struct pps_run_result res;
+    struct pps_err err = {0, ""};
+    char out[256];
+
+    memset(d, 0, sizeof(*d));
+    if (n_runs++ == 0)
+        CHECK(mkdtemp(root) != NULL);
+    snprintf(out, sizeof(out), "%s/run-%d", root, n_runs);
+    c->out = out;
+    CHECK_EQ_INT(pps_run(c, &res, &err), 0);
+    pps_run_result_release(&res);
+    CHECK_EQ_INT(pps_run_load(out, &d->run, &err), 0);
+    CHECK_EQ_INT(pps_analysis_report(d->run, &d->rep, &err), 0);
+    CHECK_EQ_INT(pps_analysis_flags(d->run, d->rep, &d->flags, &err), 0);
+    for (size_t i = 0; i < d->flags.n; i++)
+        fprintf(stderr, "  flag %s: %s\n", pps_flag_kind_name(d->flags.items[i].kind),
+                d->flags.items[i].text);
+}
+
+static void release(struct diag *d)
+{
+    pps_flag_list_release(&d->flags);
+    pps_report_free(d->rep);
+    pps_run_free(d->run);
+}
+
+static int count_kind(const struct diag *d, int kind)
+{
+    int n = 0;
+
+    for (size_t i = 0; i < d->flags.n; i++)
+        n += d->flags.items[i].kind == kind;
+    return n;
+}
+
+static void test_clean_runs_have_no_flag_and_match_the_prediction(void)
+{
+    for (int k = 0; k < PPS_SCHED_KIND_COUNT; k++) {
+        struct pps_run_config c;
+        struct diag d;
+        char why[512];
+        int v;
+
+        emu_config(&c, k);
+        diagnose(&c, &d);
+        v = pps_report_verdict(d.rep, why, sizeof(why));
+        fprintf(stderr, "  %-12s measured %5.1f%%  predicted %5.1f%%  %s\n",
+                pps_sched_kind_name(k), 100 * d.rep->judged_measured,
+                100 * d.rep->judged_predicted, why);
+        /* Within 2 pp; where not, the verdict must say so (and why), never "as predicted". */
+        if (fabs(d.rep->judged_measured - d.rep->judged_predicted) > 0.02)
+            CHECK(v == PPS_VERDICT_ABOVE || v == PPS_VERDICT_BELOW);
+        else
+            CHECK_EQ_INT(v, PPS_VERDICT_AS_PREDICTED);
+        CHECK_EQ_INT(d.flags.n, 0);
+        /* Every span of a run ppscope made lies in some iteration's window. */
+        CHECK_EQ_INT(d.rep->n_outside, 0);
+        CHECK_EQ_INT(d.rep->n_present, 4);
+        CHECK(d.rep->n_links == 6 || (k == PPS_SCHED_INTERLEAVED && d.rep->n_links >= 6));
+        release(&d);
+    }
+}
+
+static void test_slow_stage_is_named_at_its_factor(void)
+{
+    struct pps_run_config c;
+    struct diag d;
+
+    emu_config(&c, PPS_SCHED_1F1B);
+    c.emu.slow_stage = 2;
+    c.emu.slow_factor = 2;
+    diagnose(&c, &d);
+    CHECK_EQ_INT(d.flags.n, 1);
+    CHECK_EQ_INT(d.flags.items[0].kind, PPS_FLAG_IMBALANCE);
+    CHECK_EQ_INT(d.flags.items[0].stage, 2);
+    CHECK_NEAR(d.flags.items[0].value, 2.0, 0.2);
+    /* emu has no model: no claim about an embedding or an LM head. */
+    CHECK(!strstr(d.flags.items[0].text, "embedding") && !strstr(d.flags.items[0].text, "head"));
+    CHECK_EQ_INT(pps_report_verdict(d.rep, NULL, 0), PPS_VERDICT_AS_PREDICTED);
+    release(&d);
+}
+
+static void test_slow_link_is_named_with_its_extra_latency(void)
+{
+    struct pps_run_config c;
+    struct diag d;
+    char why[512];
+    int seen[2] = {0, 0};
+
+    emu_config(&c, PPS_SCHED_1F1B);
+    c.emu.slow_link_a = 1;
+    c.emu.slow_link_b = 2;
+    c.emu.slow_link_ns = 3e6;
+    diagnose(&c, &d);
+    CHECK_EQ_INT(d.flags.n, 2);
+    for (size_t i = 0; i < d.flags.n; i++) {
+        const struct pps_flag *f = &d.flags.items[i];
+
+        CHECK_EQ_INT(f->kind, PPS_FLAG_SLOW_LINK);
+        CHECK((f->stage == 1 && f->peer == 2) || (f->stage == 2 && f->peer == 1));
+        seen[f->stage == 2] = 1;
+        CHECK_NEAR(f->value, 3e6, 0.2 * 3e6);
+    }
+    CHECK(seen[0] && seen[1]);
+    CHECK_EQ_INT(pps_report_verdict(d.rep, why, sizeof(why)), PPS_VERDICT_ABOVE);
+    CHECK_STR_CONTAINS(why, "communication: links 1->2, 2->1");
+    /* The links as measured account for the measured bubble. */
+    CHECK_NEAR(d.rep->pred_links, d.rep->judged_measured, d.rep->tolerance);
+    release(&d);
+}
+
+static void test_contention_is_named_not_a_stall(void)
+{
+    struct pps_run_config c;
+    struct diag d;
+    cpu_set_t one, all;
+
+    if (sched_getaffinity(0, sizeof(all), &all) != 0)
+        TEST_SKIP("cannot read this process's CPU affinity");
+    CPU_ZERO(&one);
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+        if (CPU_ISSET(cpu, &all)) {
+            CPU_SET(cpu, &one);
+            break;
+        }
+    /* Stage threads inherit the affinity of the thread that starts them. */
+    CHECK_EQ_INT(sched_setaffinity(0, sizeof(one), &one), 0);
+    pps_run_config_init(&c);
+    c.kinds[0] = PPS_SCHED_1F1B;
+    c.p = 4;
+    c.m = 8;
+    c.iters = 8;
+    c.backend = PPS_BACKEND_CPU;
+    c.transport = PPS_TRANSPORT_THREADS;
+    c.progress = 0;
+    diagnose(&c, &d);
+    CHECK_EQ_INT(sched_setaffinity(0, sizeof(all), &all), 0);
+    CHECK_EQ_INT(count_kind(&d, PPS_FLAG_CONTENTION), 1);
+    CHECK_EQ_INT(d.rep->host.cpus, 1);
+    CHECK_EQ_INT(d.rep->host.stage_threads, 4);
+    /* Four threads on one core: each waits for it most of the time it wants it. */
+    CHECK(d.rep->host.contention > 0.3);
+    CHECK_EQ_INT(count_kind(&d, PPS_FLAG_COMM_STALL), 0);
+    CHECK_EQ_INT(count_kind(&d, PPS_FLAG_SLOW_LINK), 0);
+    CHECK_EQ_INT(count_kind(&d, PPS_FLAG_BUBBLE_ABOVE), 0);
+    release(&d);
+}
+
+static const struct test_case cases[] = {
+    TEST(test_clean_runs_have_no_flag_and_match_the_prediction),
+    TEST(test_slow_stage_is_named_at_its_factor),
+    TEST(test_slow_link_is_named_with_its_extra_latency),
+    TEST(test_contention_is_named_not_a_stall),
+    {NULL, NULL},
+};
+
+int main(int argc, char **argv)
+{
+    int rc = test_main(cases, argc, argv);
+    char cmd[96];
+
+    if (n_runs) {
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+        if (system(cmd) != 0)
+            fprintf(stderr, "could not remove %s\n", root);
+    }
+    return rc;
+}
