@@ -59,6 +59,10 @@ struct pps_iter_stats {
     int64_t t0, t1; /* the window, ns on rank 0's clock */
     double window_ns;
     double bubble; /* 0 for an empty window */
+    /* The iteration holds fewer ops than its schedule runs (or, with the schedule unknown, it is
+     * the last of a run still written or cut short, with fewer ops than the one before): a run
+     * that stopped (or is still) in it. Its figures are left out of every total. */
+    int partial;
     int n_stages;
     struct pps_stage_stats *stages;
 };
@@ -66,6 +70,12 @@ struct pps_iter_stats {
 /* One direction of the link between two stages, as its messages measured it (links.c). */
 struct pps_link_stats {
     int from, to;
+    /* The link's figures cannot be believed, and take no part in the prediction: its receives
+     * end before their sends start (skew_ns, the worst, > 0: the ranks' clocks disagree beyond
+     * their alignment), or one id stands on two messages (dup_ids: ids that are not message
+     * ids). */
+    double skew_ns;
+    int dup_ids;
     long n_msgs;    /* messages matched: a SEND and its RECV, by message id */
     long n_blocked; /* of them, those whose receiver waited for it (a WAIT) */
     /* Transfer time per message, from the send's start to the receive's end. Where the receiver
@@ -88,6 +98,8 @@ struct pps_host_stats {
     int worst_stage;
     int stage_threads;    /* stages on the busiest host */
     int cpus;             /* the cores that host's processes may use, 0 when unknown */
+    double *share;        /* n_stages entries: each stage's run delay / its wall time, NaN
+                             where unknown (NULL when no stage has one) */
 };
 
 /* What the verdict compares: per-iteration windows, or the steady state. */
@@ -107,8 +119,11 @@ struct pps_report {
     size_t n_outside;
     size_t n_no_iter; /* spans with no iteration (iter < 0), wherever they lie */
 
-    /* Iterations that have spans, in increasing order of iter (gaps in numbering skipped). */
+    /* Iterations that have spans, in increasing order of iter (gaps in numbering skipped), and
+     * how many of them are whole (not partial): the totals, the bubble, the steady state and
+     * the per-iteration figures count those. */
     int n_iters;
+    int n_full;
     struct pps_iter_stats *iters;
     int n_stages;  /* entries of total[] and of each iteration's stages[]: stage numbers 0.. */
     int n_present; /* the stages the run has (present): the bubble and the flags count these */
@@ -138,6 +153,12 @@ struct pps_report {
      * none. A stage with fused BW and no B has tb = mean BW * v and tw = 0 (fused_bw = 1). */
     double *tf_ns, *tb_ns, *tw_ns;
     int fused_bw;
+    /* Per stage, the time per op (F, B, W, BW) spent in neither an op nor a wait for data:
+     * sending, copying what arrived, the runtime's own steps between ops. It lies on the stage's
+     * path like the op itself, so the prediction adds it to each op's cost. Known only for runs
+     * that record their waits (WAIT spans): 0 elsewhere, and have_ovh 0. */
+    double *ovh_ns;
+    int have_ovh;
     /* The time of one message, for the prediction: the links' typical measured transfer (the
      * lower median over links; tcomm_measured = 1) where the run measured its links on a host
      * without contention, else the run's meta tcomm_ns, else 0. */
@@ -162,6 +183,7 @@ struct pps_report {
      * NaN without a prediction. */
     double pred_balanced;
     double pred_nocomm;
+    double pred_noovh; /* without the per-op overhead (ovh_ns): what it costs; NaN without it */
     /* The same schedule with each link at its measured transfer time (links[]): what links
      * slower than the typical one cost, on the verdict's basis. NaN without links or
      * prediction, and on a contended host (its transfers include the wait for a core). */
@@ -228,7 +250,7 @@ int pps_report_heaviest(const struct pps_report *rep, double *factor);
 #define PPS_CONTENTION_MIN 0.03
 /* Op durations that vary this much (coefficient of variation) are worth a note where nothing
  * else explains a bubble. */
-#define PPS_OP_CV_NOTE 0.2
+#define PPS_OP_CV_NOTE 0.05
 /* Waits for data beyond the schedule's idle, per op, this large against the stage's mean op
  * time are a communication stall. */
 #define PPS_FLAG_STALL_RATIO 0.25
@@ -249,7 +271,7 @@ struct pps_flag {
     double value;   /* IMBALANCE: compute / the other stages' mean; COMM_STALL: stall per op /
                        mean op; BUBBLE_ABOVE: measured - predicted bubble; SLOW_LINK: extra ns
                        per message over the prediction's; CONTENTION: share of stage time */
-    char text[384]; /* one line with the evidence */
+    char text[512]; /* one line with the evidence */
 };
 
 /* Caller-held; zero it (or PPS_FLAG_LIST_INIT) before use, release with pps_flag_list_release. */

@@ -35,6 +35,27 @@ int pps__analysis_slow_links(const struct pps_report *rep, int *idx, int max);
  * 12.6 us", "links 1->2, 2->1 take ...", "every link takes about ...". */
 void pps__analysis_slow_links_text(const struct pps_report *rep, char *buf, size_t len);
 
+/* Whether the host left the stage threads waiting for a core PPS_CONTENTION_MIN of their time
+ * or more: their measured times then include those waits. */
+int pps__analysis_contended(const struct pps_report *rep);
+/* A link's time per message as the analysis takes it: the median over the receives that waited,
+ * or, on a contended host (where a woken receiver may wait for a core), its fastest message,
+ * which no such wait inflates as it does the others. */
+double pps__analysis_link_ns(const struct pps_report *rep, const struct pps_link_stats *l);
+/* Whether the links explain time above the prediction: measured above it by more than the
+ * tolerance, and the prediction with the links as measured closes the gap (to within the
+ * tolerance), or half of it, or rises by more than the tolerance. One rule, for the verdict and
+ * the flags alike. */
+int pps__analysis_links_matter(const struct pps_report *rep);
+
+/*
+ * Stage s's compute (F, B, W, BW) over the run, as the imbalance is judged by it: on a contended
+ * host, less the time it waited for a core beyond what the other stages waited (an op that waits
+ * for a core runs longer on the clock; the wait all stages share makes none heavier than the
+ * others). *less_ns (may be NULL) is what was taken off.
+ */
+double pps__analysis_stage_compute(const struct pps_report *rep, int s, double *less_ns);
+
 /* Fills rep->host from the runtime's host_* meta keys (host.h). Returns 0. */
 int pps__analysis_host(const struct pps_run *run, struct pps_report *rep, struct pps_err *err);
 

@@ -70,10 +70,14 @@ int pps__analysis_host(const struct pps_run *run, struct pps_report *rep, struct
 {
     struct pps_host_stats *h = &rep->host;
 
-    (void)err;
     memset(h, 0, sizeof(*h));
     h->contention = h->worst = NAN;
     h->worst_stage = -1;
+    h->share = malloc((rep->n_stages ? (size_t)rep->n_stages : 1) * sizeof(*h->share));
+    if (!h->share)
+        return pps_err_set(err, PPS_ENOMEM, "out of memory for the host's figures");
+    for (int s = 0; s < rep->n_stages; s++)
+        h->share[s] = NAN;
     for (int r = 0; r < rep->n_stages; r++) {
         int64_t delay = meta_count(run, r, "host_run_delay_ns");
         int64_t wall = meta_count(run, r, "host_wall_ns");
@@ -82,9 +86,12 @@ int pps__analysis_host(const struct pps_run *run, struct pps_report *rep, struct
         int same = 0, listed = 1;
         int64_t cpus = 0;
 
-        if (delay < 0 || wall <= 0)
+        /* Figures that cannot be (a wait for a core longer than the time it lies in, more than
+         * a year of it) are not believed: that rank's host is unknown. */
+        if (delay < 0 || wall <= 0 || delay > wall || wall > (int64_t)3.2e16)
             continue;
         h->known = 1;
+        h->share[r] = (double)delay / (double)wall;
         h->run_delay_ns += (double)delay;
         h->wall_ns += (double)wall;
         if (isnan(h->worst) || (double)delay / (double)wall > h->worst) {
@@ -121,4 +128,32 @@ int pps__analysis_host(const struct pps_run *run, struct pps_report *rep, struct
     if (h->known && h->wall_ns > 0)
         h->contention = h->run_delay_ns / h->wall_ns;
     return 0;
+}
+
+static double op_time(const struct pps_stage_stats *st)
+{
+    return st->busy_ns[PPS_SPAN_F] + st->busy_ns[PPS_SPAN_B] + st->busy_ns[PPS_SPAN_W] +
+           st->busy_ns[PPS_SPAN_BW];
+}
+
+double pps__analysis_stage_compute(const struct pps_report *rep, int s, double *less_ns)
+{
+    double t = op_time(&rep->total[s]), others = 0, less = 0;
+    int n = 0;
+
+    if (less_ns)
+        *less_ns = 0;
+    if (!pps__analysis_contended(rep) || !rep->host.share || isnan(rep->host.share[s]))
+        return t;
+    for (int q = 0; q < rep->n_stages; q++)
+        if (q != s && rep->total[q].present && !isnan(rep->host.share[q])) {
+            others += rep->host.share[q];
+            n++;
+        }
+    if (n > 0 && rep->host.share[s] > others / n)
+        less = (rep->host.share[s] - others / n) * rep->total_window_ns;
+    less = less < t ? less : t;
+    if (less_ns)
+        *less_ns = less;
+    return t - less;
 }

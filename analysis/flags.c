@@ -107,19 +107,19 @@ static int find_imbalance(const struct pps_run *run, const struct pps_report *re
     double total = 0;
     size_t first = list->n;
 
-    if (rep->n_present < 2 || rep->n_iters < 1)
+    if (rep->n_present < 2 || rep->n_full < 1)
         return 0;
     for (int s = 0; s < rep->n_stages; s++)
         if (rep->total[s].present)
             total += op_time(&rep->total[s]);
     for (int s = 0; s < rep->n_stages; s++) {
-        double t = op_time(&rep->total[s]), others;
-        char a[32], b[32], ends[80] = "";
+        double less, t = pps__analysis_stage_compute(rep, s, &less), others;
+        char a[32], b[32], c[32], ends[160] = "";
         struct pps_flag *f;
 
         if (!rep->total[s].present)
             continue;
-        others = (total - t) / (rep->n_present - 1);
+        others = (total - op_time(&rep->total[s])) / (rep->n_present - 1);
         if (!(others > 0) || !(t > (1 + PPS_FLAG_IMBALANCE_MARGIN) * others))
             continue;
         if (!(f = add_flag(list, cap)))
@@ -130,8 +130,14 @@ static int find_imbalance(const struct pps_run *run, const struct pps_report *re
             snprintf(ends, sizeof(ends), "; it holds the embedding");
         else if (holds(run, "model_head_stage", s))
             snprintf(ends, sizeof(ends), "; it holds the LM head and the loss");
-        pps_format_ns(t / rep->n_iters, a, sizeof(a));
-        pps_format_ns(others / rep->n_iters, b, sizeof(b));
+        if (less > 0) {
+            size_t n = strlen(ends);
+            pps_format_ns(less / rep->n_full, c, sizeof(c));
+            snprintf(ends + n, sizeof(ends) - n,
+                     " (less the %s per iteration it waited for a core beyond the others)", c);
+        }
+        pps_format_ns(t / rep->n_full, a, sizeof(a));
+        pps_format_ns(others / rep->n_full, b, sizeof(b));
         f->kind = PPS_FLAG_IMBALANCE;
         f->stage = s;
         f->value = t / others;
@@ -156,12 +162,9 @@ static int find_imbalance(const struct pps_run *run, const struct pps_report *re
     return 0;
 }
 
-/* Links cost the run something when the prediction with their measured times is above the
- * plain one by more than the tolerance. */
 static int links_matter(const struct pps_report *rep)
 {
-    return !isnan(rep->pred_links) && !isnan(rep->judged_predicted) &&
-           rep->pred_links - rep->judged_predicted > rep->tolerance;
+    return pps__analysis_links_matter(rep);
 }
 
 static int find_slow_links(const struct pps_report *rep, struct pps_flag_list *list, size_t *cap)
@@ -186,7 +189,7 @@ static int find_slow_links(const struct pps_report *rep, struct pps_flag_list *l
         pps__analysis_slow_links_text(rep, links, sizeof(links));
         f->kind = PPS_FLAG_SLOW_LINK;
         for (int i = 0; i < n; i++)
-            f->value += (rep->links[idx[i]].latency_ns - rep->tcomm_ns) / n;
+            f->value += (pps__analysis_link_ns(rep, &rep->links[idx[i]]) - rep->tcomm_ns) / n;
         snprintf(f->text, sizeof(f->text), "communication: %s; %s", links, tail);
         return 0;
     }
@@ -199,20 +202,27 @@ static int find_slow_links(const struct pps_report *rep, struct pps_flag_list *l
         f->kind = PPS_FLAG_SLOW_LINK;
         f->stage = l->from;
         f->peer = l->to;
-        f->value = l->latency_ns - rep->tcomm_ns;
-        pps_format_ns(l->latency_ns, a, sizeof(a));
+        f->value = pps__analysis_link_ns(rep, l) - rep->tcomm_ns;
+        pps_format_ns(pps__analysis_link_ns(rep, l), a, sizeof(a));
         pps_format_ns(f->value, c, sizeof(c));
-        snprintf(f->text, sizeof(f->text),
-                 "the link %d->%d takes %s per message (%s %ld%s), %s more than %s; %s",
-                 l->from, l->to, a, l->bounded ? "at most, over" : "median of the", l->bounded ? l->n_msgs : l->n_blocked,
-                 l->bounded ? " messages" : " messages its receiver waited for", c, b, tail);
+        if (pps__analysis_contended(rep))
+            snprintf(f->text, sizeof(f->text),
+                     "the link %d->%d takes %s per message at the fastest of %ld (on this contended "
+                     "host the others include waits for a core), %s more than %s; %s",
+                     l->from, l->to, a, l->n_msgs, c, b, tail);
+        else
+            snprintf(f->text, sizeof(f->text),
+                     "the link %d->%d takes %s per message (%s %ld%s), %s more than %s; %s",
+                     l->from, l->to, a, l->bounded ? "at most, over" : "median of the",
+                     l->bounded ? l->n_msgs : l->n_blocked,
+                     l->bounded ? " messages" : " messages its receiver waited for", c, b, tail);
     }
     return 0;
 }
 
 static int contended(const struct pps_report *rep)
 {
-    return rep->host.known && rep->host.contention >= PPS_CONTENTION_MIN;
+    return pps__analysis_contended(rep);
 }
 
 static int find_contention(const struct pps_report *rep, struct pps_flag_list *list, size_t *cap)
@@ -283,7 +293,7 @@ static int find_stalls(const struct pps_run *run, const struct pps_report *rep,
     const struct pps_sim_result *ref = rep->have_pred_comm ? &rep->pred_comm : &rep->pred;
     double host_wait = 0;
 
-    if (!rep->have_prediction || !ref->idle || rep->n_iters < 1)
+    if (!rep->have_prediction || !ref->idle || rep->n_full < 1)
         return 0;
     if (rep->host.known && !isnan(rep->host.contention))
         host_wait = rep->host.contention * rep->n_present * rep->total_window_ns;
@@ -297,7 +307,7 @@ static int find_stalls(const struct pps_run *run, const struct pps_report *rep,
 
         if (!st->present || !(wait > 0) || n_ops < 1 || !(op_time(st) > 0))
             continue;
-        extra_idle = st->idle_ns - ref->idle[s] * rep->n_iters;
+        extra_idle = st->idle_ns - ref->idle[s] * rep->n_full;
         stall = (wait < extra_idle ? wait : extra_idle) - host_wait;
         per_op = stall / (double)n_ops;
         mean_op = op_time(st) / (double)n_ops;
@@ -313,7 +323,7 @@ static int find_stalls(const struct pps_run *run, const struct pps_report *rep,
             snprintf(peer, sizeof(peer), ", mostly on stage %d", f->peer);
         pps_format_ns(per_op, a, sizeof(a));
         pps_format_ns(mean_op, b, sizeof(b));
-        pps_format_ns(stall / rep->n_iters, c, sizeof(c));
+        pps_format_ns(stall / rep->n_full, c, sizeof(c));
         snprintf(f->text, sizeof(f->text),
                  "stage %d waits for data %s per iteration beyond its schedule's idle%s: %s per "
                  "op, %.2fx its mean op (%s)%s",
@@ -326,7 +336,7 @@ static int find_stalls(const struct pps_run *run, const struct pps_report *rep,
 static int find_bubble(const struct pps_report *rep, struct pps_flag_list *list, size_t *cap)
 {
     struct pps_flag *f;
-    char why[256];
+    char why[400];
     const char *colon;
 
     if (pps_report_verdict(rep, why, sizeof(why)) != PPS_VERDICT_ABOVE || links_matter(rep) ||

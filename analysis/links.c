@@ -123,15 +123,22 @@ int pps__analysis_links(const struct pps_run *run, struct pps_report *rep, struc
     /* Both lists sorted by (from, to, id): one walk pairs each receive with its send, link by
      * link; a link's figures are made when the walk leaves it. */
     for (size_t i = 0, j = 0; i < nr;) {
-        int from = recv[i].from, to = recv[i].to;
+        int from = recv[i].from, to = recv[i].to, dup = 0;
         size_t n_all = 0, n_blocked = 0;
+        double skew = 0;
         struct pps_link_stats *l;
 
         for (; i < nr && recv[i].from == from && recv[i].to == to; i++) {
+            dup |= i + 1 < nr && end_cmp(&recv[i], &recv[i + 1]) == 0;
             while (j < ns && end_cmp(&send[j], &recv[i]) < 0)
                 j++;
             if (j < ns && end_cmp(&send[j], &recv[i]) == 0) {
                 double d = (double)(recv[i].t - send[j].t);
+                dup |= j + 1 < ns && end_cmp(&send[j], &send[j + 1]) == 0;
+                /* A receive that ends before its send starts: the ranks' clocks disagree, by
+                 * more than their alignment's error where it is more than a microsecond. */
+                if (-d > 1000 && -d > skew)
+                    skew = -d;
                 all[n_all++] = d;
                 if (recv[i].blocked)
                     blocked[n_blocked++] = d;
@@ -154,6 +161,8 @@ int pps__analysis_links(const struct pps_run *run, struct pps_report *rep, struc
         memset(l, 0, sizeof(*l));
         l->from = from;
         l->to = to;
+        l->skew_ns = skew;
+        l->dup_ids = dup;
         l->n_msgs = (long)n_all;
         l->n_blocked = (long)n_blocked;
         l->bounded = n_blocked == 0;
@@ -162,7 +171,7 @@ int pps__analysis_links(const struct pps_run *run, struct pps_report *rep, struc
             l->min_ns = all[k] < l->min_ns ? all[k] : l->min_ns;
         l->latency_ns = n_blocked ? median(blocked, n_blocked) : l->min_ns;
         /* Clocks aligned to within their sync's error can put a receive's end a hair before
-         * its send's start: a transfer is never negative. */
+         * its send's start: within that, a transfer is 0, not negative (skew_ns says beyond). */
         if (l->latency_ns < 0)
             l->latency_ns = 0;
         if (l->min_ns < 0)
@@ -182,9 +191,30 @@ out:
     return ret;
 }
 
+int pps__analysis_contended(const struct pps_report *rep)
+{
+    return rep->host.known && rep->host.contention >= PPS_CONTENTION_MIN;
+}
+
+double pps__analysis_link_ns(const struct pps_report *rep, const struct pps_link_stats *l)
+{
+    return pps__analysis_contended(rep) ? l->min_ns : l->latency_ns;
+}
+
+int pps__analysis_links_matter(const struct pps_report *rep)
+{
+    double gap = rep->judged_measured - rep->judged_predicted;
+    double rise = rep->pred_links - rep->judged_predicted;
+
+    if (isnan(rep->pred_links) || isnan(gap) || !(gap > rep->tolerance) || !(rise > 0))
+        return 0;
+    return rise > rep->tolerance || rise >= gap / 2 ||
+           rep->judged_measured - rep->pred_links <= rep->tolerance;
+}
+
 static double extra_of(const struct pps_report *rep, const struct pps_link_stats *l)
 {
-    return l->latency_ns - rep->tcomm_ns;
+    return pps__analysis_link_ns(rep, l) - rep->tcomm_ns;
 }
 
 int pps__analysis_slow_links(const struct pps_report *rep, int *idx, int max)
@@ -193,11 +223,13 @@ int pps__analysis_slow_links(const struct pps_report *rep, int *idx, int max)
     int n = 0;
 
     for (int i = 0; i < rep->n_links; i++)
-        top = extra_of(rep, &rep->links[i]) > top ? extra_of(rep, &rep->links[i]) : top;
+        if (!rep->links[i].dup_ids && !(rep->links[i].skew_ns > 0))
+            top = extra_of(rep, &rep->links[i]) > top ? extra_of(rep, &rep->links[i]) : top;
     if (!(top > 0))
         return 0;
     for (int i = 0; i < rep->n_links; i++)
-        if (extra_of(rep, &rep->links[i]) >= top / 2) {
+        if (!rep->links[i].dup_ids && !(rep->links[i].skew_ns > 0) &&
+            extra_of(rep, &rep->links[i]) >= top / 2) {
             if (n < max)
                 idx[n] = i;
             n++;
@@ -209,7 +241,7 @@ void pps__analysis_slow_links_text(const struct pps_report *rep, char *buf, size
 {
     int idx[4], n = pps__analysis_slow_links(rep, idx, 4), shown = n < 4 ? n : 3;
     double lat[4], sum = 0;
-    char a[32], b[32];
+    char a[32], b[80];
     size_t used = 0;
 
     if (!len)
@@ -222,7 +254,7 @@ void pps__analysis_slow_links_text(const struct pps_report *rep, char *buf, size
     pps_format_ns(rep->tcomm_ns, b, sizeof(b));
     if (n == rep->n_links && n >= 3) {
         for (int i = 0; i < rep->n_links; i++)
-            sum += rep->links[i].latency_ns;
+            sum += pps__analysis_link_ns(rep, &rep->links[i]);
         pps_format_ns(sum / rep->n_links, a, sizeof(a));
         snprintf(buf, len, "every link takes about %s per message where the prediction assumes %s",
                  a, b);
@@ -231,7 +263,7 @@ void pps__analysis_slow_links_text(const struct pps_report *rep, char *buf, size
     if (rep->tcomm_measured)
         snprintf(b + strlen(b), sizeof(b) - strlen(b), " (the run's typical link)");
     for (int i = 0; i < shown; i++)
-        lat[i] = rep->links[idx[i]].latency_ns;
+        lat[i] = pps__analysis_link_ns(rep, &rep->links[idx[i]]);
     used += (size_t)snprintf(buf, len, "%s", n == 1 ? "the link " : "links ");
     for (int i = 0; i < shown && used < len; i++)
         used += (size_t)snprintf(buf + used, len - used, "%s%d->%d", i ? ", " : "",

@@ -99,8 +99,8 @@ int pps__analysis_costs(const struct pps_run *run, struct pps_report *rep, struc
         char *end;
         double t = strtod(tcomm, &end);
 
-        if (end != tcomm && *end == '\0' && isfinite(t) && t >= 0)
-            rep->tcomm_ns = t;
+        if (end != tcomm && *end == '\0' && isfinite(t) && t >= 0 && t <= 3.6e12)
+            rep->tcomm_ns = t; /* an hour a message at most: beyond it, it is not a duration */
         else
             rep->tcomm_ns = NAN; /* predict() says why there is no prediction */
     }
@@ -184,6 +184,19 @@ double pps__analysis_on_basis(const struct pps_report *rep, const struct pps_sim
     return rep->basis == PPS_BASIS_STEADY ? r->steady_bubble : r->bubble;
 }
 
+/* Each stage's costs into costs: the measured op means, plus the per-op overhead with ovh. */
+static void stage_costs(const struct pps_report *rep, struct pps_sim_costs *costs, int ovh)
+{
+    for (int s = 0; s < rep->p; s++) {
+        double o = ovh ? rep->ovh_ns[s] : 0;
+
+        costs->tf[s] = rep->tf_ns[s] + o;
+        costs->tb[s] = rep->tb_ns[s] + o;
+        /* A fused BW is one op: its overhead is in tb. */
+        costs->tw[s] = rep->tw_ns[s] + (rep->fused_bw ? 0 : o);
+    }
+}
+
 /* Simulates sched with costs into *out (fresh); the simulator's own failure becomes the note. */
 static int simulate(struct pps_report *rep, const struct pps_schedule *sched,
                     const struct pps_sim_costs *costs, struct pps_sim_result *out,
@@ -211,10 +224,11 @@ static int predict_balanced(struct pps_report *rep, const struct pps_schedule *s
     double tf = 0, tb = 0, tw = 0;
     int rc;
 
+    stage_costs(rep, costs, 1);
     for (int s = 0; s < rep->p; s++) {
-        tf += rep->tf_ns[s] / rep->p;
-        tb += rep->tb_ns[s] / rep->p;
-        tw += rep->tw_ns[s] / rep->p;
+        tf += costs->tf[s] / rep->p;
+        tb += costs->tb[s] / rep->p;
+        tw += costs->tw[s] / rep->p;
     }
     for (int s = 0; s < rep->p; s++) {
         costs->tf[s] = tf;
@@ -228,12 +242,6 @@ static int predict_balanced(struct pps_report *rep, const struct pps_schedule *s
     return rc < 0 ? rc : 0;
 }
 
-/* Host contention puts the wait for a core into every measured transfer. */
-static int contended(const struct pps_report *rep)
-{
-    return rep->host.known && rep->host.contention >= PPS_CONTENTION_MIN;
-}
-
 static int double_cmp(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -243,27 +251,49 @@ static int double_cmp(const void *a, const void *b)
 
 /*
  * The time of one message for the prediction: what the run's links measured, typically (the
- * lower median over links, so that one slow link is not taken for the network), where they
- * were measured on a host that left the threads their cores; else the run's tcomm_ns meta (a
- * simulated run's, or the emu's modeled link), else 0.
+ * lower median over links, so that one slow link is not taken for the network; each link as
+ * pps__analysis_link_ns() takes it); else the run's tcomm_ns meta (a simulated run's, or the
+ * emu's modeled link), else 0.
  */
 static int choose_tcomm(struct pps_report *rep, struct pps_err *err)
 {
     double *lat;
+    int n = 0;
 
     rep->tcomm_measured = 0;
-    if (rep->n_links == 0 || contended(rep) || isnan(rep->tcomm_ns))
+    if (rep->n_links == 0 || isnan(rep->tcomm_ns))
         return 0;
     lat = malloc((size_t)rep->n_links * sizeof(*lat));
     if (!lat)
         return pps_err_set(err, PPS_ENOMEM, "out of memory for the links' times");
     for (int i = 0; i < rep->n_links; i++)
-        lat[i] = rep->links[i].latency_ns;
-    qsort(lat, (size_t)rep->n_links, sizeof(*lat), double_cmp);
-    rep->tcomm_ns = lat[(rep->n_links - 1) / 2];
-    rep->tcomm_measured = 1;
+        if (!rep->links[i].dup_ids && !(rep->links[i].skew_ns > 0))
+            lat[n++] = pps__analysis_link_ns(rep, &rep->links[i]);
+    if (n > 0) {
+        qsort(lat, (size_t)n, sizeof(*lat), double_cmp);
+        rep->tcomm_ns = lat[(n - 1) / 2];
+        rep->tcomm_measured = 1;
+    }
     free(lat);
     return 0;
+}
+
+/* What the per-op overhead costs: the same schedule with the bare op costs. */
+static int predict_noovh(struct pps_report *rep, const struct pps_schedule *sched,
+                         struct pps_sim_costs *costs, struct pps_err *err)
+{
+    struct pps_sim_result r;
+    int rc;
+
+    if (!rep->have_ovh)
+        return 0;
+    stage_costs(rep, costs, 0);
+    rc = simulate(rep, sched, costs, &r, err);
+    if (rc == 0)
+        rep->pred_noovh = pps__analysis_on_basis(rep, &r);
+    pps_sim_result_release(&r);
+    stage_costs(rep, costs, 1);
+    return rc < 0 ? rc : 0;
 }
 
 /* What communication costs: the same schedule with messages free. */
@@ -274,6 +304,7 @@ static int predict_nocomm(struct pps_report *rep, const struct pps_schedule *sch
     double keep = costs->tcomm;
     int rc;
 
+    stage_costs(rep, costs, 1);
     costs->tcomm = 0;
     rc = simulate(rep, sched, costs, &r, err);
     if (rc == 0)
@@ -289,19 +320,15 @@ static int predict_comm(struct pps_report *rep, const struct pps_schedule *sched
 {
     int rc;
 
-    if (rep->n_links == 0 || contended(rep))
+    if (rep->n_links == 0)
         return 0;
-    for (int s = 0; s < rep->p; s++) {
-        costs->tf[s] = rep->tf_ns[s];
-        costs->tb[s] = rep->tb_ns[s];
-        costs->tw[s] = rep->tw_ns[s];
-    }
+    stage_costs(rep, costs, 1);
     if (pps_sim_costs_links(costs) < 0)
         return pps_err_set(err, PPS_ENOMEM, "out of memory for the links' costs");
     for (int i = 0; i < rep->n_links; i++) {
         const struct pps_link_stats *l = &rep->links[i];
-        if (l->from < rep->p && l->to < rep->p)
-            costs->tlink[l->from * rep->p + l->to] = l->latency_ns;
+        if (l->from < rep->p && l->to < rep->p && !l->dup_ids && !(l->skew_ns > 0))
+            costs->tlink[l->from * rep->p + l->to] = pps__analysis_link_ns(rep, l);
     }
     rc = simulate(rep, sched, costs, &rep->pred_comm, err);
     if (rc == 0) {
@@ -348,11 +375,7 @@ int pps__analysis_predict(const struct pps_run *run, struct pps_report *rep, str
         goto out;
     }
     have_costs = 1;
-    for (int s = 0; s < rep->p; s++) {
-        costs.tf[s] = rep->tf_ns[s];
-        costs.tb[s] = rep->tb_ns[s];
-        costs.tw[s] = rep->tw_ns[s];
-    }
+    stage_costs(rep, &costs, 1);
     costs.tcomm = rep->tcomm_ns;
     costs.topt = rep->topt_ns;
     costs.w_mem = 0.5;
@@ -370,6 +393,8 @@ int pps__analysis_predict(const struct pps_run *run, struct pps_report *rep, str
     /* Free communication and balance first: they keep the prediction's uniform tcomm, which
      * predict_comm replaces with the links. */
     ret = predict_nocomm(rep, &sched, &costs, err);
+    if (!ret)
+        ret = predict_noovh(rep, &sched, &costs, err);
     if (!ret)
         ret = predict_balanced(rep, &sched, &costs, err);
     if (!ret)

@@ -185,7 +185,11 @@ out:
 
 static int iter_slot(const int32_t *iters, int n, int32_t iter)
 {
-    const int32_t *hit = bsearch(&iter, iters, (size_t)n, sizeof(*iters), int32_cmp);
+    const int32_t *hit;
+
+    if (n <= 0 || !iters)
+        return -1;
+    hit = bsearch(&iter, iters, (size_t)n, sizeof(*iters), int32_cmp);
 
     return hit ? (int)(hit - iters) : -1;
 }
@@ -229,6 +233,66 @@ static void measure_iters(const struct pps_run *run, const struct stage_index *i
     }
 }
 
+/* The ops (F, B, W, BW) one iteration of the run's schedule holds, or -1 when the schedule is
+ * not known or cannot be generated. */
+static long expected_ops(const struct pps_report *rep)
+{
+    struct pps_schedule sched = PPS_SCHEDULE_INIT;
+    long n = 0;
+
+    if (rep->sched_kind < 0 || rep->p < 1 || rep->m < 1 ||
+        pps_schedule_generate(&sched, rep->sched_kind, rep->p, rep->m, rep->v, NULL) < 0) {
+        pps_schedule_release(&sched);
+        return -1;
+    }
+    for (int s = 0; s < sched.p; s++)
+        n += (long)pps_schedule_len(&sched, s);
+    pps_schedule_release(&sched);
+    return n;
+}
+
+static long iter_ops(const struct pps_report *rep, const struct pps_iter_stats *is)
+{
+    static const int kinds[] = {PPS_SPAN_F, PPS_SPAN_B, PPS_SPAN_W, PPS_SPAN_BW};
+    long n = 0;
+
+    for (int s = 0; s < rep->n_stages; s++)
+        for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
+            n += is->stages[s].n_ops[kinds[k]];
+    return n;
+}
+
+/*
+ * Marks the iterations a run stopped in. With its schedule known (and some iteration running it
+ * whole), an iteration that holds fewer ops than the schedule runs (a pass that post-validation
+ * runs again holds more, not fewer).
+ * Without it, only where it shows: the last iteration of a run not closed, with fewer ops than
+ * the one before.
+ */
+static void mark_partial(struct pps_report *rep)
+{
+    long want = expected_ops(rep);
+    int whole = 0;
+
+    /* A schedule no iteration runs in full is not the one the run ran (a trace that names it
+     * wrongly): it says nothing about which iterations are partial. */
+    for (int it = 0; it < rep->n_iters && want > 0 && !whole; it++)
+        whole = iter_ops(rep, &rep->iters[it]) >= want;
+    if (!whole)
+        want = -1;
+    rep->n_full = rep->n_iters;
+    for (int it = 0; it < rep->n_iters; it++) {
+        struct pps_iter_stats *is = &rep->iters[it];
+
+        if (want > 0)
+            is->partial = iter_ops(rep, is) < want;
+        else
+            is->partial = !rep->complete && it == rep->n_iters - 1 && it > 0 &&
+                          iter_ops(rep, is) < iter_ops(rep, &rep->iters[it - 1]);
+        rep->n_full -= is->partial;
+    }
+}
+
 /*
  * The steady state, as the simulator defines it: iterations 1..N-1 back to back take
  * end(N-1) - end(0), where end(i) is the last end of a compute span of iteration i; the stages
@@ -265,13 +329,20 @@ static int steady_state(const struct pps_run *run, const int32_t *labels, struct
             int it = sp->iter >= 0 && pps_span_kind_is_compute(sp->kind)
                          ? iter_slot(labels, n, sp->iter)
                          : -1;
-            if (it < 0)
+            if (it < 0 || rep->iters[it].partial)
                 continue;
             end[it] = max64(end[it], sp->end_ns);
             busy[it] += (double)(sp->end_ns - sp->start_ns);
         }
     }
-    if (end[0] != INT64_MIN && end[n - 1] > end[0]) {
+    /* Partial iterations (a run that stopped in them) end the range: the steady state is the
+     * whole iterations from the first up to the first partial one. */
+    for (int it = 0; it < n; it++)
+        if (rep->iters[it].partial) {
+            n = it;
+            break;
+        }
+    if (n >= 2 && end[0] != INT64_MIN && end[n - 1] > end[0]) {
         double mean, var = 0;
         int k = 0;
 
@@ -328,6 +399,8 @@ static void sum_iters(const struct stage_index *ix, struct pps_report *rep)
     for (int it = 0; it < rep->n_iters; it++) {
         const struct pps_iter_stats *is = &rep->iters[it];
 
+        if (is->partial)
+            continue;
         for (int s = 0; s < rep->n_stages; s++)
             for (int k = 0; k < PPS_SPAN_KIND_COUNT; k++)
                 rep->total[s].n_ops[k] += is->stages[s].n_ops[k];
@@ -364,12 +437,24 @@ static void sum_iters(const struct stage_index *ix, struct pps_report *rep)
             rep->total_window_ns > 0 ? rep->total[s].idle_ns / rep->total_window_ns : 0.0;
     rep->bubble = n_windows ? bubble_sum / n_windows : NAN;
     rep->bubble_spread = NAN;
-    if (n_windows >= 2) {
-        double var = 0;
-        for (int it = 0; it < rep->n_iters; it++)
-            if (rep->iters[it].window_ns > 0)
-                var += (rep->iters[it].bubble - rep->bubble) * (rep->iters[it].bubble - rep->bubble);
-        rep->bubble_spread = sqrt(var / (n_windows - 1));
+    /* The spread of the iterations after the first: the first warms up (allocation, caches,
+     * threads starting), which is no measure of how alike the others are. */
+    {
+        double mean = 0, var = 0;
+        int k = 0, first = n_windows >= 3;
+
+        for (int it = 0, w = 0; it < rep->n_iters; it++)
+            if (!rep->iters[it].partial && rep->iters[it].window_ns > 0 && w++ >= first) {
+                mean += rep->iters[it].bubble;
+                k++;
+            }
+        if (k >= 2) {
+            mean /= k;
+            for (int it = 0, w = 0; it < rep->n_iters; it++)
+                if (!rep->iters[it].partial && rep->iters[it].window_ns > 0 && w++ >= first)
+                    var += (rep->iters[it].bubble - mean) * (rep->iters[it].bubble - mean);
+            rep->bubble_spread = sqrt(var / (k - 1));
+        }
     }
 }
 
@@ -439,6 +524,66 @@ static void count_outside(const struct pps_run *run, struct pps_report *rep)
     free(w);
 }
 
+/*
+ * The per-op overhead of each stage (ovh_ns): between two of its ops (F, B, W, BW) of whole
+ * iterations (one, or the next), the time that is neither an op, a WAIT nor an optimizer step,
+ * over its ops (times v, as the costs are). A run that records no wait at all says nothing about
+ * which of its idle time is waiting (an imported trace): none is taken as overhead there. The
+ * time before a stage's first op is not overhead: it waits for its neighbours.
+ */
+static int measure_overhead(const struct stage_index *ix, const int32_t *labels,
+                            struct pps_report *rep, struct pps_err *err)
+{
+    rep->have_ovh = 0;
+    rep->ovh_ns = calloc(rep->n_stages ? (size_t)rep->n_stages : 1, sizeof(double));
+    if (!rep->ovh_ns)
+        return pps_err_set(err, PPS_ENOMEM, "out of memory for the stages' overhead");
+    for (int s = 0; s < rep->n_stages; s++)
+        rep->have_ovh |= rep->total[s].n_ops[PPS_SPAN_WAIT] > 0;
+    for (int s = 0; s < rep->n_stages && rep->have_ovh; s++) {
+        const struct stage_index *x = &ix[s];
+        int64_t last_end = INT64_MIN, waited = 0, waited_to = INT64_MIN;
+        int32_t last_iter = -1;
+        double free_ns = 0;
+        long n_ops = 0;
+
+        for (size_t i = 0; i < x->n; i++) {
+            const struct pps_span *sp = &x->spans[i];
+            int k = sp->kind, it;
+
+            if ((k == PPS_SPAN_WAIT || k == PPS_SPAN_OPT || k == PPS_SPAN_ROLLBACK) &&
+                last_end != INT64_MIN) {
+                /* The part of a wait (or of an optimizer step, which the prediction has) after
+                 * the last op, counted once where they overlap. */
+                int64_t a = max64(sp->start_ns, max64(last_end, waited_to));
+                if (sp->end_ns > a)
+                    waited += sp->end_ns - a;
+                waited_to = max64(waited_to, sp->end_ns);
+                continue;
+            }
+            if (k != PPS_SPAN_F && k != PPS_SPAN_B && k != PPS_SPAN_W && k != PPS_SPAN_BW)
+                continue;
+            it = sp->iter >= 0 ? iter_slot(labels, rep->n_iters, sp->iter) : -1;
+            /* Between two ops of one iteration, or from an iteration's last op to the next
+             * one's first (back to back, that gap is on the stage's path as much). */
+            if (it >= 0 && !rep->iters[it].partial && last_iter >= 0 &&
+                (sp->iter == last_iter || sp->iter == last_iter + 1) && sp->start_ns > last_end) {
+                int64_t gap = sp->start_ns - last_end;
+                int64_t w = waited < gap ? waited : gap;
+                free_ns += (double)(gap - w);
+            }
+            if (it >= 0 && !rep->iters[it].partial)
+                n_ops++;
+            last_end = max64(last_end == INT64_MIN ? sp->end_ns : last_end, sp->end_ns);
+            last_iter = sp->iter;
+            waited = 0;
+            waited_to = last_end;
+        }
+        rep->ovh_ns[s] = n_ops > 0 ? free_ns / (double)n_ops * rep->v : 0;
+    }
+    return 0;
+}
+
 /* The run's parameters, the theory, and the arrays the measurement fills. */
 static int report_init(const struct pps_run *run, int n_iters, const int32_t *labels,
                        struct pps_report *rep, struct pps_err *err)
@@ -458,7 +603,7 @@ static int report_init(const struct pps_run *run, int n_iters, const int32_t *la
     rep->steady_spread = NAN;
     rep->iter_ns = NAN;
     rep->pred_iter_ns = rep->pred_steady_bubble = NAN;
-    rep->pred_balanced = rep->pred_links = rep->pred_nocomm = NAN;
+    rep->pred_balanced = rep->pred_links = rep->pred_nocomm = rep->pred_noovh = NAN;
     rep->judged_measured = rep->judged_predicted = rep->judged_spread = rep->tolerance = NAN;
     rep->host.contention = rep->host.worst = NAN;
     rep->host.worst_stage = -1;
@@ -537,6 +682,7 @@ int pps_analysis_report(const struct pps_run *run, struct pps_report **out, stru
     }
     mark_present(run, rep);
     measure_iters(run, ix, labels, rep);
+    mark_partial(rep);
     sum_iters(ix, rep);
     count_outside(run, rep);
     ret = steady_state(run, labels, rep, err);
@@ -544,11 +690,17 @@ int pps_analysis_report(const struct pps_run *run, struct pps_report **out, stru
         goto out;
     /* Post-validated iterations overlap: they are judged as they ran, back to back. */
     rep->basis = rep->postval && !isnan(rep->steady_bubble) ? PPS_BASIS_STEADY : PPS_BASIS_ITERATION;
-    rep->iter_ns = !isnan(rep->steady_period_ns) ? rep->steady_period_ns
-                   : rep->n_iters == 1          ? rep->iters[0].window_ns
-                                                : NAN;
+    rep->iter_ns = NAN;
+    if (!isnan(rep->steady_period_ns))
+        rep->iter_ns = rep->steady_period_ns;
+    else
+        for (int it = 0; it < rep->n_iters && isnan(rep->iter_ns); it++)
+            if (!rep->iters[it].partial)
+                rep->iter_ns = rep->iters[it].window_ns;
 
-    ret = pps__analysis_costs(run, rep, err);
+    ret = measure_overhead(ix, labels, rep, err);
+    if (ret == 0)
+        ret = pps__analysis_costs(run, rep, err);
     if (ret == 0)
         ret = pps__analysis_links(run, rep, err);
     if (ret == 0)
@@ -582,7 +734,9 @@ void pps_report_free(struct pps_report *rep)
     free(rep->tf_ns);
     free(rep->tb_ns);
     free(rep->tw_ns);
+    free(rep->ovh_ns);
     free(rep->links);
+    free(rep->host.share);
     pps_sim_result_release(&rep->pred);
     pps_sim_result_release(&rep->pred_comm);
     free(rep);

@@ -91,17 +91,17 @@ int pps_report_heaviest(const struct pps_report *rep, double *factor)
     int best = -1;
 
     *factor = NAN;
-    if (!rep || rep->n_present < 2 || rep->n_iters < 1)
+    if (!rep || rep->n_present < 2 || rep->n_full < 1)
         return -1;
     for (int s = 0; s < rep->n_stages; s++)
         if (rep->total[s].present)
             total += op_time(&rep->total[s]);
     for (int s = 0; s < rep->n_stages; s++) {
-        double t = op_time(&rep->total[s]), others;
+        double t = pps__analysis_stage_compute(rep, s, NULL), others;
 
         if (!rep->total[s].present)
             continue;
-        others = (total - t) / (rep->n_present - 1);
+        others = (total - op_time(&rep->total[s])) / (rep->n_present - 1);
         if (!(others > 0))
             continue;
         if (best < 0 || t / others > best_f) {
@@ -142,7 +142,7 @@ static void add_causes_above(const struct pps_report *rep, char *buf, size_t len
 {
     int named = 0;
 
-    if (!isnan(rep->pred_links) && rep->pred_links - rep->judged_predicted > rep->tolerance) {
+    if (pps__analysis_links_matter(rep)) {
         char links[160];
 
         pps__analysis_slow_links_text(rep, links, sizeof(links));
@@ -150,7 +150,7 @@ static void add_causes_above(const struct pps_report *rep, char *buf, size_t len
             links, 100 * rep->pred_links);
         named++;
     }
-    if (rep->host.known && rep->host.contention >= PPS_CONTENTION_MIN) {
+    if (pps__analysis_contended(rep)) {
         add(buf, len, used, "%shost contention: the stage threads waited for a CPU core %.1f%% of "
                             "their time",
             named ? "; " : "", 100 * rep->host.contention);
@@ -164,9 +164,9 @@ static void add_causes_above(const struct pps_report *rep, char *buf, size_t len
         add(buf, len, used, "not the schedule, nor the links or the host as measured");
         if (!isnan(rep->op_cv) && rep->op_cv >= PPS_OP_CV_NOTE)
             add(buf, len, used,
-                "; op times vary (stage %d's %s: %.0f%% coefficient of variation), which a "
-                "prediction from mean costs does not see",
-                rep->op_cv_stage, pps_span_kind_name(rep->op_cv_kind), 100 * rep->op_cv);
+                "; its op times vary (up to %.0f%% coefficient of variation, stage %d's %s), "
+                "and a prediction from mean costs does not see what that costs",
+                100 * rep->op_cv, rep->op_cv_stage, pps_span_kind_name(rep->op_cv_kind));
     }
 }
 
@@ -195,11 +195,19 @@ static void add_causes_within(const struct pps_report *rep, char *buf, size_t le
             rep->tcomm_measured ? " on the run's links" : "", 100 * rep->pred_nocomm);
         named++;
     }
-    if (named)
-        return;
-    add(buf, len, used, "the schedule explains it, at the measured op costs");
-    if (!isnan(rep->pred_balanced))
-        add(buf, len, used, " (balanced stages would give %.1f%%)", 100 * rep->pred_balanced);
+    if (!named) {
+        add(buf, len, used, "the schedule explains it, at the measured op costs");
+        if (!isnan(rep->pred_balanced))
+            add(buf, len, used, " (balanced stages would give %.1f%%)", 100 * rep->pred_balanced);
+    }
+    /* A wide tolerance is a weak test; say so, and what makes it wide where that is known. */
+    if (rep->tolerance > 2 * PPS_VERDICT_FLOOR) {
+        add(buf, len, used, "; a loose test: its iterations vary (standard deviation %.1f pp)",
+            100 * rep->judged_spread);
+        if (pps__analysis_contended(rep))
+            add(buf, len, used, " and its stage threads waited for a CPU core %.1f%% of their time",
+                100 * rep->host.contention);
+    }
 }
 
 int pps_report_verdict(const struct pps_report *rep, char *buf, size_t len)
@@ -211,7 +219,8 @@ int pps_report_verdict(const struct pps_report *rep, char *buf, size_t len)
     if (len)
         buf[0] = '\0';
     if (!rep || rep->n_iters == 0 || isnan(rep->judged_measured)) {
-        add(buf, len, &used, "no spans with an iteration: nothing to measure");
+        add(buf, len, &used,
+            "no compute spans (F, B, W, BW, OPT) with an iteration: no window to measure");
         return PPS_VERDICT_NONE;
     }
     if (!rep->have_prediction || isnan(rep->judged_predicted)) {

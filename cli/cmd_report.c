@@ -83,7 +83,11 @@ static void print_header(FILE *f, const struct pps_run *run, const struct pps_re
             }
         fprintf(f, ")");
     }
-    fprintf(f, ", %d iteration%s\n", rep->n_iters, rep->n_iters == 1 ? "" : "s");
+    fprintf(f, ", %d iteration%s", rep->n_iters, rep->n_iters == 1 ? "" : "s");
+    if (rep->n_full < rep->n_iters)
+        fprintf(f, " (%d partial: the run stopped in %s, left out of the figures)",
+                rep->n_iters - rep->n_full, rep->n_iters - rep->n_full == 1 ? "it" : "them");
+    fprintf(f, "\n");
     fprintf(f, "status    %s\n",
             rep->complete ? "complete" : "INCOMPLETE: a rank did not close its shard");
     if (rep->dropped > 0)
@@ -117,8 +121,8 @@ static void print_table(FILE *f, const struct pps_report *rep)
     shown[0] = 1; /* a table of stages that never ran F still says so */
     u = unit_for(max_ns);
 
-    fprintf(f, "\nbusy time per stage, over %d iteration%s\n", rep->n_iters,
-            rep->n_iters == 1 ? "" : "s");
+    fprintf(f, "\nbusy time per stage, over %d iteration%s\n", rep->n_full,
+            rep->n_full == 1 ? "" : "s");
     fprintf(f, "stage");
     for (int k = 0; k < N_TABLE_KINDS; k++) {
         char head[16];
@@ -149,14 +153,25 @@ static void print_links(FILE *f, const struct pps_report *rep)
     if (rep->n_links == 0)
         return;
     fprintf(f, "\nlinks, per message: send start to receive end (median where the receiver "
-               "waited)\n");
+               "waited)%s\n",
+            rep->host.known && rep->host.contention >= PPS_CONTENTION_MIN
+                ? ";\n          on this contended host they include the receiver's wait for a core"
+                : "");
     for (int i = 0; i < rep->n_links; i++) {
         const struct pps_link_stats *l = &rep->links[i];
 
         pps_format_ns(l->latency_ns, a, sizeof(a));
         pps_format_ns(l->min_ns, b, sizeof(b));
-        fprintf(f, "  %3d->%-3d %10s %s  min %s  (%ld messages, %ld waited for)\n", l->from, l->to,
+        fprintf(f, "  %3d->%-3d %10s %s  min %s  (%ld messages, %ld waited for)", l->from, l->to,
                 a, l->bounded ? "at most" : "median ", b, l->n_msgs, l->n_blocked);
+        if (l->skew_ns > 0) {
+            pps_format_ns(l->skew_ns, a, sizeof(a));
+            fprintf(f, "; NOT USED: a receive ends %s before its send starts (the clocks "
+                       "disagree)", a);
+        } else if (l->dup_ids) {
+            fprintf(f, "; NOT USED: its messages' ids repeat");
+        }
+        fprintf(f, "\n");
     }
 }
 
@@ -182,6 +197,8 @@ static void print_bubble(FILE *f, const struct pps_run *run, const struct pps_re
     struct time_unit u;
 
     for (int it = 0; it < rep->n_iters; it++) {
+        if (rep->iters[it].partial)
+            continue;
         if (rep->iters[it].bubble < lo)
             lo = rep->iters[it].bubble;
         if (rep->iters[it].bubble > hi)
@@ -192,17 +209,22 @@ static void print_bubble(FILE *f, const struct pps_run *run, const struct pps_re
 
     fprintf(f, "\n");
     print_pct(f, "bubble    measured", rep->bubble);
-    if (rep->have_prediction)
+    /* Post-validated windows overlap: their bubble has no one-iteration prediction to stand
+     * beside; the steady figures below are the ones to compare. */
+    if (rep->have_prediction && rep->basis != PPS_BASIS_STEADY)
         print_pct(f, "   predicted", rep->pred.bubble);
-    if (rep->n_iters > 1)
-        fprintf(f, "   (mean of %d iterations: %.1f%% to %.1f%%)", rep->n_iters, 100 * lo,
+    if (rep->n_full > 1)
+        fprintf(f, "   (mean of %d iterations: %.1f%% to %.1f%%)", rep->n_full, 100 * lo,
                 100 * hi);
+    if (rep->basis == PPS_BASIS_STEADY)
+        fprintf(f, "\n          (post-validated: the iterations overlap, so compare the steady "
+                   "figures)");
     fprintf(f, "\n");
     if (!isnan(rep->steady_bubble)) {
         print_pct(f, "steady    measured", rep->steady_bubble);
         if (rep->have_prediction)
             print_pct(f, "   predicted", rep->pred_steady_bubble);
-        fprintf(f, "   (iterations 1..%d back to back%s)\n", rep->n_iters - 1,
+        fprintf(f, "   (iterations 1..%d back to back%s)\n", rep->n_full - 1,
                 rep->basis == PPS_BASIS_STEADY ? "; post-validated: the verdict's figures" : "");
     }
     print_pct(f, "theory    (p-1)/m", rep->bubble_quoted);
@@ -225,8 +247,8 @@ static void print_bubble(FILE *f, const struct pps_run *run, const struct pps_re
         fprintf(f, "iteration measured %.3f %s", rep->iter_ns / u.ns, u.name);
         if (!isnan(rep->pred_iter_ns))
             fprintf(f, ", predicted %.3f %s", rep->pred_iter_ns / u.ns, u.name);
-        fprintf(f, " (%s)\n", rep->n_iters > 1 ? "one iteration's end to the next's"
-                                               : "the one iteration's window");
+        fprintf(f, " (%s)\n", rep->n_full > 1 ? "one iteration's end to the next's"
+                                              : "the one iteration's window");
     }
     pps_report_verdict(rep, verdict, sizeof(verdict));
     fprintf(f, "verdict   %s\n", verdict);
@@ -351,6 +373,8 @@ static void json_links_host(struct pps_json *j, const struct pps_report *rep)
         pps_json_double(j, "latency_ns", l->latency_ns);
         pps_json_double(j, "min_ns", l->min_ns);
         pps_json_bool(j, "upper_bound", l->bounded);
+        pps_json_double(j, "clock_skew_ns", l->skew_ns > 0 ? l->skew_ns : 0);
+        pps_json_bool(j, "ids_repeat", l->dup_ids);
         pps_json_end_object(j);
     }
     pps_json_end_array(j);
@@ -414,6 +438,7 @@ static void print_json(FILE *f, const struct pps_run *run, const struct pps_repo
     pps_json_int(&j, "dropped", rep->dropped);
     pps_json_int(&j, "n_stages", rep->n_present);
     pps_json_int(&j, "n_iterations", rep->n_iters);
+    pps_json_int(&j, "partial_iterations", rep->n_iters - rep->n_full);
     pps_json_int(&j, "spans_outside_windows", (int64_t)rep->n_outside);
     pps_json_int(&j, "spans_without_iteration", (int64_t)rep->n_no_iter);
     pps_json_double(&j, "bubble", rep->bubble);
@@ -441,6 +466,10 @@ static void print_json(FILE *f, const struct pps_run *run, const struct pps_repo
     json_doubles(&j, "tf_ns", rep->tf_ns, rep->n_stages);
     json_doubles(&j, "tb_ns", rep->tb_ns, rep->n_stages);
     json_doubles(&j, "tw_ns", rep->tw_ns, rep->n_stages);
+    if (rep->have_ovh)
+        json_doubles(&j, "overhead_ns", rep->ovh_ns, rep->n_stages);
+    else
+        pps_json_null(&j, "overhead_ns");
     pps_json_bool(&j, "fused_bw", rep->fused_bw);
     pps_json_double(&j, "tcomm_ns", rep->tcomm_ns);
     pps_json_double(&j, "topt_ns", rep->topt_ns);
@@ -457,6 +486,7 @@ static void print_json(FILE *f, const struct pps_run *run, const struct pps_repo
         pps_json_int(&j, "t1_ns", is->t1);
         json_ns(&j, "window_ns", is->window_ns);
         pps_json_double(&j, "bubble", is->bubble);
+        pps_json_bool(&j, "partial", is->partial);
         json_stages(&j, "stages", is->stages, is->n_stages);
         pps_json_end_object(&j);
     }

@@ -1,6 +1,7 @@
-# The analysis module's tests: measured bubbles against hand-made runs and the simulator, and
-# `ppscope report` end to end.
+# The analysis module's tests: measured bubbles against hand-made runs and the simulator, the
+# evidence the diagnosis takes (links, host, partial iterations), and `ppscope report` end to end.
 pps_unit_test(test_analysis pps_analysis pps_schedule pps_storage)
+pps_unit_test(test_analysis_evidence pps_analysis pps_schedule pps_storage)
 pps_cli_test(report_cli)
 if(TARGET pps_mkrun)
   set_tests_properties(report_cli PROPERTIES ENVIRONMENT "PPS_MKRUN=$<TARGET_FILE:pps_mkrun>")

@@ -22,7 +22,7 @@
 pps_unit_test(test_executor pps_runtime pps_storage)
 pps_unit_test(test_executor_emu pps_runtime pps_analysis pps_storage)
 pps_unit_test(test_executor_collective pps_runtime Threads::Threads)
-pps_unit_test(test_diagnosis pps_runtime pps_analysis pps_storage)
+pps_unit_test(test_diagnosis pps_runtime pps_analysis pps_storage Threads::Threads)
 # Emulated timings are measured against the clock: they want the machine to themselves.
 set_tests_properties(test_executor_emu test_diagnosis PROPERTIES RUN_SERIAL TRUE)
 

@@ -277,7 +277,7 @@ static void draw_stats(struct pps_tui *ui, struct pps_tui_frame *f, struct pps_t
 {
     const struct pps_tui_model *m = &ui->models[pane_model(ui)];
     const struct pps_report *rep = m->rep;
-    int shown[N_TABLE_KINDS], y = r.y + 1, end = r.y + r.h, x, n_it = rep->n_iters;
+    int shown[N_TABLE_KINDS], y = r.y + 1, end = r.y + r.h, x, n_it = rep->n_full;
     int n_shown = 0, vw = 1, cw;
     double max_ns = 0, unit = 1e6;
     const char *uname = "ms";
@@ -398,9 +398,17 @@ static void draw_flags(struct pps_tui *ui, struct pps_tui_frame *f, struct pps_t
 {
     const struct pps_tui_model *m = &ui->models[pane_model(ui)];
     const struct pps_report *rep = m->rep;
-    static const char none[] =
-        "no flags: stages balanced, no communication stall, bubble as predicted";
+    char none[200];
     int y = r.y + 1, end = r.y + r.h, name_w = 10;
+
+    /* Only what was checked: links and the host where the run measured them, the bubble where
+     * there is a prediction to judge it by. */
+    snprintf(none, sizeof(none), "no flags: %s%s%s%s",
+             rep->n_present > 1 ? "stages balanced" : "one stage",
+             rep->n_links > 0 ? ", no slow link" : "",
+             rep->host.known ? ", no host contention" : "",
+             rep->have_prediction ? ", no stall, bubble as predicted"
+                                  : "; no prediction to judge the bubble by");
     double *times = NULL, *loss = NULL;
 
     if (m->flags.n == 0 && y < end) {

@@ -8,15 +8,22 @@
  *   slow stage     --emu-slow-stage 2:2: one imbalance flag, stage 2, 2x within 10%
  *   slow link      --emu-slow-link 1-2:3000: the links 1->2 and 2->1 and no other, 3 ms of
  *                  extra latency within 20%, and no stall
- *   contention     cpu, four stage threads pinned to one core: contention, not a stall
+ *   contention     cpu, four stage threads pinned to one core: contention, not a stall; a
+ *                  slow link on a core a spinning thread shares: the link still named
+ *   failed run     the iteration it stopped in left out, the whole ones as predicted
  *
  * Timings want the machine to themselves (RUN_SERIAL in tests/runtime.cmake).
  */
 #define _GNU_SOURCE /* sched_setaffinity */
 #include <math.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "analysis.h"
 #include "run.h"
@@ -196,11 +203,138 @@ static void test_contention_is_named_not_a_stall(void)
     release(&d);
 }
 
+static volatile int hog_stop;
+
+static void *hog(void *arg)
+{
+    volatile unsigned long n = 0;
+
+    (void)arg;
+    while (!hog_stop)
+        n++;
+    return NULL;
+}
+
+/* Pins this thread (and the threads it starts) to its first usable core: 0, or -1. */
+static int pin_to_one_core(cpu_set_t *all)
+{
+    cpu_set_t one;
+
+    if (sched_getaffinity(0, sizeof(*all), all) != 0)
+        return -1;
+    CPU_ZERO(&one);
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+        if (CPU_ISSET(cpu, all)) {
+            CPU_SET(cpu, &one);
+            break;
+        }
+    return sched_setaffinity(0, sizeof(one), &one);
+}
+
+/* A slow link on a busy host: a thread spinning on the stages' one core, at a higher priority
+ * than theirs, makes them wait for it, and the link is still named, by its fastest messages
+ * (which no wait for a core inflates), beside the contention. In a child process: the lowered
+ * priority cannot be raised again without privileges. */
+static void test_contention_does_not_hide_a_slow_link(void)
+{
+    struct pps_run_config c;
+    struct diag d;
+    char out[256];
+    int seen[2] = {0, 0}, status = 0;
+    pid_t pid;
+
+    if (n_runs++ == 0)
+        CHECK(mkdtemp(root) != NULL);
+    snprintf(out, sizeof(out), "%s/run-%d", root, n_runs);
+    emu_config(&c, PPS_SCHED_1F1B);
+    c.emu.slow_link_a = 1;
+    c.emu.slow_link_b = 2;
+    c.emu.slow_link_ns = 3e6;
+    c.out = out;
+    fflush(NULL);
+    pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        struct pps_run_result res;
+        struct pps_err err = {0, ""};
+        cpu_set_t all;
+        pthread_t th;
+        int rc;
+
+        if (pin_to_one_core(&all) != 0 || pthread_create(&th, NULL, hog, NULL) != 0 ||
+            setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19) != 0)
+            _exit(3);
+        rc = pps_run(&c, &res, &err);
+        pps_run_result_release(&res);
+        _exit(rc == 0 ? 0 : 4);
+    }
+    CHECK_EQ_INT(waitpid(pid, &status, 0), pid);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    memset(&d, 0, sizeof(d));
+    CHECK_EQ_INT(pps_run_load(out, &d.run, NULL), 0);
+    CHECK_EQ_INT(pps_analysis_report(d.run, &d.rep, NULL), 0);
+    CHECK_EQ_INT(pps_analysis_flags(d.run, d.rep, &d.flags, NULL), 0);
+    for (size_t i = 0; i < d.flags.n; i++)
+        fprintf(stderr, "  flag %s: %s\n", pps_flag_kind_name(d.flags.items[i].kind),
+                d.flags.items[i].text);
+    /* The host was contended, as arranged... */
+    CHECK(d.rep->host.contention >= PPS_CONTENTION_MIN);
+    CHECK_EQ_INT(count_kind(&d, PPS_FLAG_CONTENTION), 1);
+    /* ...and the slow link is named all the same, both ways, at its size. */
+    for (size_t i = 0; i < d.flags.n; i++) {
+        const struct pps_flag *f = &d.flags.items[i];
+
+        if (f->kind != PPS_FLAG_SLOW_LINK)
+            continue;
+        CHECK((f->stage == 1 && f->peer == 2) || (f->stage == 2 && f->peer == 1));
+        seen[f->stage == 2] = 1;
+        CHECK_NEAR(f->value, 3e6, 0.2 * 3e6);
+    }
+    CHECK(seen[0] && seen[1]);
+    CHECK_EQ_INT(count_kind(&d, PPS_FLAG_SLOW_LINK), 2);
+    CHECK_EQ_INT(count_kind(&d, PPS_FLAG_COMM_STALL), 0);
+    release(&d);
+}
+
+/* A run that fails in its fourth iteration: that iteration is partial and left out, and the
+ * figures are the three whole ones', as predicted. */
+static void test_a_failed_run_is_judged_by_its_whole_iterations(void)
+{
+    struct pps_run_config c;
+    struct pps_run_result res;
+    struct pps_run *run = NULL;
+    struct pps_report *rep = NULL;
+    struct pps_err err = {0, ""};
+    char out[256];
+
+    if (n_runs++ == 0)
+        CHECK(mkdtemp(root) != NULL);
+    snprintf(out, sizeof(out), "%s/run-%d", root, n_runs);
+    emu_config(&c, PPS_SCHED_1F1B);
+    c.fail_stage = 2;
+    c.fail_iter = 3;
+    c.out = out;
+    CHECK(pps_run(&c, &res, &err) < 0);
+    pps_run_result_release(&res);
+    CHECK_EQ_INT(pps_run_load(out, &run, &err), 0);
+    CHECK_EQ_INT(pps_analysis_report(run, &rep, &err), 0);
+    CHECK_EQ_INT(rep->complete, 0);
+    CHECK_EQ_INT(rep->n_iters, 4);
+    CHECK_EQ_INT(rep->n_full, 3);
+    CHECK(rep->iters[3].partial);
+    CHECK_NEAR(rep->iter_ns, rep->pred_iter_ns, 0.05 * rep->pred_iter_ns);
+    CHECK_EQ_INT(pps_report_verdict(rep, NULL, 0), PPS_VERDICT_AS_PREDICTED);
+    pps_report_free(rep);
+    pps_run_free(run);
+}
+
 static const struct test_case cases[] = {
     TEST(test_clean_runs_have_no_flag_and_match_the_prediction),
     TEST(test_slow_stage_is_named_at_its_factor),
     TEST(test_slow_link_is_named_with_its_extra_latency),
     TEST(test_contention_is_named_not_a_stall),
+    TEST(test_contention_does_not_hide_a_slow_link),
+    TEST(test_a_failed_run_is_judged_by_its_whole_iterations),
     {NULL, NULL},
 };
 

@@ -163,13 +163,14 @@ FX_FN struct pps_store_writer *fx_writer(const char *dir, const struct fx_sim *x
 static const uint8_t fx_kind_of_op[] = {PPS_SPAN_F, PPS_SPAN_B, PPS_SPAN_W, PPS_SPAN_BW};
 
 /* Writes iterations [from, to) of the simulated timeline, back to back, and a loss metric per
- * iteration. With waits, a WAIT span fills each gap between a stage's ops; with wait_extra,
+ * iteration. With waits, a WAIT span fills each gap between a stage's ops, and the time before
+ * its first op and after its last (its input, the optimizer barrier); with wait_extra,
  * every op after a stage's first is delayed by that much more, a WAIT span covering the delay
  * (a communication stall). */
 FX_FN int fx_write_iters(struct pps_store_writer *w, const struct fx_sim *x, int from, int to)
 {
     size_t n = x->sched.start[x->p];
-    struct pps_span *buf = calloc(3 * n + 1, sizeof(*buf));
+    struct pps_span *buf = calloc(3 * n + 2 * (size_t)x->p + 1, sizeof(*buf));
     int rc = 0;
     double stretch = x->wait_extra * (double)n / x->p; /* the longest a stage gets delayed */
 
@@ -189,6 +190,19 @@ FX_FN int fx_write_iters(struct pps_store_writer *w, const struct fx_sim *x, int
                     delay += x->wait_extra;
                     st += x->wait_extra;
                     en += x->wait_extra;
+                }
+                /* As the runtime does, the stage waits for its first input too (and, below,
+                 * for the optimizer barrier after its last op). */
+                if (x->waits && prev_end < 0 && st > t0) {
+                    sp = &buf[k++];
+                    sp->start_ns = llround(t0 * x->unit_ns);
+                    sp->end_ns = llround(st * x->unit_ns);
+                    sp->kind = PPS_SPAN_WAIT;
+                    sp->stage = (int16_t)s;
+                    sp->iter = it;
+                    sp->mb = -1;
+                    sp->peer = s > 0 ? s - 1 : -1;
+                    sp->name_id = -1;
                 }
                 if ((x->waits || x->wait_extra > 0) && prev_end >= 0 && st > prev_end) {
                     /* Waiting for data: the schedule's own gap, and the stall on top. */
@@ -213,6 +227,17 @@ FX_FN int fx_write_iters(struct pps_store_writer *w, const struct fx_sim *x, int
                 sp->peer = -1;
                 sp->name_id = -1;
                 prev_end = en;
+            }
+            if (x->waits && prev_end >= 0 && t0 + x->res.makespan + stretch > prev_end) {
+                struct pps_span *sp = &buf[k++];
+                sp->start_ns = llround(prev_end * x->unit_ns);
+                sp->end_ns = llround((t0 + x->res.makespan + stretch) * x->unit_ns);
+                sp->kind = PPS_SPAN_WAIT;
+                sp->stage = (int16_t)s;
+                sp->iter = it;
+                sp->mb = -1;
+                sp->peer = -1;
+                sp->name_id = -1;
             }
         }
         rc = pps_store_writer_spans(w, buf, k, NULL);
