@@ -8,7 +8,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build check demo bench clean format
+.PHONY: all deps configure build check demo bench fuzz clean format
 
 all: build
 
@@ -47,6 +47,28 @@ demo: build
 
 bench: build
 	@cd $(BUILD) && ctest -L bench --output-on-failure -V
+
+# The importers' fuzz targets (tests/fuzz/fuzz_*.c): built with clang's libFuzzer in
+# $(BUILD)-fuzz, each run FUZZ_SECONDS over its seeds in tests/fuzz/corpus/NAME. What a run finds
+# goes to $(BUILD)-fuzz/corpus-NAME, a crash to $(BUILD)-fuzz/crash-*; copy what should stay
+# into the seeds, which ctest replays (fuzz_replay_NAME).
+FUZZ_SECONDS ?= 20
+fuzz:
+	@cmake -S . -B $(BUILD)-fuzz --log-level=NOTICE -DCMAKE_RULE_MESSAGES=OFF \
+	    -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DPPS_FUZZ=ON $(CMAKE_FLAGS)
+	@GNUMAKEFLAGS=--no-print-directory cmake --build $(BUILD)-fuzz -j $(JOBS) \
+	    --target $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+	@for src in tests/fuzz/fuzz_*.c; do \
+	    t=$$(basename $$src .c); name=$${t#fuzz_import_}; \
+	    mkdir -p $(BUILD)-fuzz/corpus-$$name; \
+	    echo "fuzz: $$t for $(FUZZ_SECONDS) s"; \
+	    $(BUILD)-fuzz/tests/$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
+	        -print_final_stats=1 -artifact_prefix=$(BUILD)-fuzz/ \
+	        $$(test -f tests/fuzz/$$name.dict && echo -dict=tests/fuzz/$$name.dict) \
+	        $(BUILD)-fuzz/corpus-$$name tests/fuzz/corpus/$$name 2>$(BUILD)-fuzz/$$t.log || \
+	        { tail -n 30 $(BUILD)-fuzz/$$t.log; exit 1; }; \
+	    grep -E '^stat::number_of_executed_units|^Done' $(BUILD)-fuzz/$$t.log; \
+	done
 
 format:
 	@clang-format -i $$(git ls-files '*.c' '*.h')

@@ -108,10 +108,22 @@ enum pps_basis {
     PPS_BASIS_STEADY = 1,    /* iterations back to back (post-validation: they overlap) */
 };
 
+/* What the analysis read from a run's spans, where its metadata did not say (infer.c). */
+#define PPS_INFERRED_P        0x01 /* p: the stages it has (they must be 0..n-1) */
+#define PPS_INFERRED_M        0x02 /* m: the microbatches its ops carry */
+#define PPS_INFERRED_V        0x04 /* v: the chunks its ops carry */
+#define PPS_INFERRED_ITERS    0x08 /* iterations: no compute span carried one */
+#define PPS_INFERRED_SCHEDULE 0x10 /* the schedule: a family, or its observed order ("custom") */
+
 struct pps_report {
-    int p, m;       /* from the run's metadata; 0 where absent */
-    int v;          /* chunks per stage: the run's v, 1 where absent */
-    int sched_kind; /* enum pps_sched_kind, -1 if the run's schedule is unknown */
+    int p, m;       /* from the run's metadata, else inferred; 0 where neither */
+    int v;          /* chunks per stage: the run's v, else inferred, else 1 */
+    int sched_kind; /* enum pps_sched_kind (named or inferred), -1 if unknown or custom */
+    int inferred;   /* PPS_INFERRED_* bits */
+    char infer_note[256]; /* why no order could be read, where none could */
+    /* A run whose observed order is no family's: that order (one iteration's, the typical
+     * one), which the prediction simulates. Empty (actions NULL) otherwise. */
+    struct pps_schedule observed;
     int complete;
     int64_t dropped; /* spans dropped by the tracer, summed over metrics */
     /* Spans no figure counts: they lie outside every iteration's window (set-up work, named
@@ -231,6 +243,10 @@ enum pps_verdict {
 int pps_report_verdict(const struct pps_report *rep, char *buf, size_t len);
 /* "as_predicted", "above", "below", "none". */
 const char *pps_verdict_name(int verdict);
+
+/* The run's schedule as the report names it: the family it names or that its order matches,
+ * "custom" for an observed order no family has, NULL when unknown. */
+const char *pps_report_schedule_name(const struct pps_run *run, const struct pps_report *rep);
 
 /* "812 ns", "1.23 ms", "45.6 s": a duration with three significant figures, as flags print it. */
 void pps_format_ns(double ns, char *buf, size_t len);

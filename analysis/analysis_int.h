@@ -56,6 +56,22 @@ int pps__analysis_links_matter(const struct pps_report *rep);
  */
 double pps__analysis_stage_compute(const struct pps_report *rep, int s, double *less_ns);
 
+/* Whether no compute span of run carries an iteration (infer.c). */
+int pps__analysis_needs_iters(const struct pps_run *run);
+/* Where no compute span carries an iteration, a copy of run (*out; its spans its own, the rest
+ * shared: free it with pps__analysis_free_copy) whose spans are labelled by the iterations each
+ * stage's first forward starts; *out NULL where run is labelled, or has no forward to count by.
+ * 0 or PPS_ENOMEM. */
+int pps__analysis_infer_iters(const struct pps_run *run, struct pps_run **out, struct pps_err *err);
+void pps__analysis_free_copy(struct pps_run *copy);
+/* p, m and v where the run's metadata lacks them (rep->inferred says which). Needs the present
+ * stages marked. */
+void pps__analysis_infer_shape(const struct pps_run *run, struct pps_report *rep);
+/* The schedule of a run that names none this ppscope knows: the family its typical iteration's
+ * order matches (rep->sched_kind), else that order (rep->observed). 0 or PPS_ENOMEM. */
+int pps__analysis_infer_schedule(const struct pps_run *run, struct pps_report *rep,
+                                 struct pps_err *err);
+
 /* Fills rep->host from the runtime's host_* meta keys (host.h). Returns 0. */
 int pps__analysis_host(const struct pps_run *run, struct pps_report *rep, struct pps_err *err);
 

@@ -351,7 +351,8 @@ static int find_bubble(const struct pps_report *rep, struct pps_flag_list *list,
              "%s %.1f%% vs %.1f%% predicted for %s (+%.1f pp, tolerance %.1f pp): %s",
              rep->basis == PPS_BASIS_STEADY ? "steady bubble" : "measured bubble",
              100 * rep->judged_measured, 100 * rep->judged_predicted,
-             rep->sched_kind >= 0 ? pps_sched_kind_name(rep->sched_kind) : "its schedule",
+             pps_report_schedule_name(NULL, rep) ? pps_report_schedule_name(NULL, rep)
+                                                  : "its schedule",
              100 * f->value, 100 * rep->tolerance, colon ? colon + 3 : why);
     return 0;
 }

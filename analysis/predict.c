@@ -127,10 +127,13 @@ static void check_predictable(const struct pps_run *run, const struct pps_report
     struct pps_err perr = {0, ""};
 
     note[0] = '\0';
-    if (!run->schedule || !run->schedule[0]) {
-        snprintf(note, len, "the run does not name its schedule");
-    } else if (rep->sched_kind < 0) {
-        snprintf(note, len, "schedule '%s' is not one this ppscope can simulate", run->schedule);
+    if (rep->sched_kind < 0 && !rep->observed.actions) {
+        if (run->schedule && run->schedule[0])
+            set_note(note, len, "schedule '%s' is not one this ppscope can simulate%s%s",
+                     run->schedule, rep->infer_note[0] ? ", and " : "", rep->infer_note);
+        else
+            set_note(note, len, "the run does not name its schedule%s%s",
+                     rep->infer_note[0] ? ", and " : "", rep->infer_note);
     } else if (rep->p < 1 || rep->m < 1) {
         snprintf(note, len, "the run does not record p and m");
     } else if (rep->n_stages != rep->p) {
@@ -138,7 +141,8 @@ static void check_predictable(const struct pps_run *run, const struct pps_report
     } else if (isnan(rep->tcomm_ns)) {
         snprintf(note, len, "meta tcomm_ns = '%s' is not a duration in ns",
                  pps_run_meta(run, "tcomm_ns"));
-    } else if (pps_schedule_check_params(rep->sched_kind, rep->p, rep->m, rep->v, &perr) < 0) {
+    } else if (rep->sched_kind >= 0 &&
+               pps_schedule_check_params(rep->sched_kind, rep->p, rep->m, rep->v, &perr) < 0) {
         set_note(note, len, "%s", perr.msg);
     } else {
         for (int s = 0; s < rep->n_stages; s++) {
@@ -340,6 +344,21 @@ static int predict_comm(struct pps_report *rep, const struct pps_schedule *sched
     return rc < 0 ? rc : 0;
 }
 
+/* A copy of a hand-made (observed) schedule, for the prediction to own as it owns a generated
+ * one. */
+static int copy_schedule(const struct pps_schedule *from, struct pps_schedule *to,
+                         struct pps_err *err)
+{
+    size_t n = from->start[from->p];
+
+    if (pps_schedule_alloc(to, from->p, from->m, from->v, n) < 0)
+        return pps_err_set(err, PPS_ENOMEM, "out of memory for the observed order");
+    memcpy(to->actions, from->actions, n * sizeof(*to->actions));
+    memcpy(to->start, from->start, (size_t)(from->p + 1) * sizeof(*to->start));
+    to->kind = -1;
+    return 0;
+}
+
 int pps__analysis_predict(const struct pps_run *run, struct pps_report *rep, struct pps_err *err)
 {
     struct pps_schedule sched = PPS_SCHEDULE_INIT;
@@ -358,7 +377,10 @@ int pps__analysis_predict(const struct pps_run *run, struct pps_report *rep, str
     if ((ret = choose_tcomm(rep, err)) < 0)
         goto out;
 
-    rc = pps_schedule_generate(&sched, rep->sched_kind, rep->p, rep->m, rep->v, &perr);
+    if (rep->sched_kind >= 0)
+        rc = pps_schedule_generate(&sched, rep->sched_kind, rep->p, rep->m, rep->v, &perr);
+    else
+        rc = copy_schedule(&rep->observed, &sched, &perr);
     if (!rc)
         rc = apply_w_budget(run, &sched, &perr);
     if (rc == PPS_ENOMEM) {

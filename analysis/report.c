@@ -233,51 +233,40 @@ static void measure_iters(const struct pps_run *run, const struct stage_index *i
     }
 }
 
-/* The ops (F, B, W, BW) one iteration of the run's schedule holds, or -1 when the schedule is
- * not known or cannot be generated. */
-static long expected_ops(const struct pps_report *rep)
+/* The forwards one iteration of the run's schedule runs: one per microbatch and virtual stage
+ * (p * v * m), whether its backwards are fused or split; -1 when p, m are not known. */
+static long expected_forwards(const struct pps_report *rep)
 {
-    struct pps_schedule sched = PPS_SCHEDULE_INIT;
-    long n = 0;
-
-    if (rep->sched_kind < 0 || rep->p < 1 || rep->m < 1 ||
-        pps_schedule_generate(&sched, rep->sched_kind, rep->p, rep->m, rep->v, NULL) < 0) {
-        pps_schedule_release(&sched);
+    if (rep->p < 1 || rep->m < 1 || (rep->sched_kind < 0 && !rep->observed.actions))
         return -1;
-    }
-    for (int s = 0; s < sched.p; s++)
-        n += (long)pps_schedule_len(&sched, s);
-    pps_schedule_release(&sched);
-    return n;
+    return (long)rep->p * rep->v * rep->m;
 }
 
-static long iter_ops(const struct pps_report *rep, const struct pps_iter_stats *is)
+static long iter_forwards(const struct pps_report *rep, const struct pps_iter_stats *is)
 {
-    static const int kinds[] = {PPS_SPAN_F, PPS_SPAN_B, PPS_SPAN_W, PPS_SPAN_BW};
     long n = 0;
 
     for (int s = 0; s < rep->n_stages; s++)
-        for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
-            n += is->stages[s].n_ops[kinds[k]];
+        n += is->stages[s].n_ops[PPS_SPAN_F];
     return n;
 }
 
 /*
  * Marks the iterations a run stopped in. With its schedule known (and some iteration running it
- * whole), an iteration that holds fewer ops than the schedule runs (a pass that post-validation
- * runs again holds more, not fewer).
+ * whole), an iteration with fewer forwards than the schedule runs (a pass that post-validation
+ * runs again holds more, not fewer; fused and split backwards hold the same forwards).
  * Without it, only where it shows: the last iteration of a run not closed, with fewer ops than
  * the one before.
  */
 static void mark_partial(struct pps_report *rep)
 {
-    long want = expected_ops(rep);
+    long want = expected_forwards(rep);
     int whole = 0;
 
     /* A schedule no iteration runs in full is not the one the run ran (a trace that names it
      * wrongly): it says nothing about which iterations are partial. */
     for (int it = 0; it < rep->n_iters && want > 0 && !whole; it++)
-        whole = iter_ops(rep, &rep->iters[it]) >= want;
+        whole = iter_forwards(rep, &rep->iters[it]) >= want;
     if (!whole)
         want = -1;
     rep->n_full = rep->n_iters;
@@ -285,10 +274,10 @@ static void mark_partial(struct pps_report *rep)
         struct pps_iter_stats *is = &rep->iters[it];
 
         if (want > 0)
-            is->partial = iter_ops(rep, is) < want;
+            is->partial = iter_forwards(rep, is) < want;
         else
             is->partial = !rep->complete && it == rep->n_iters - 1 && it > 0 &&
-                          iter_ops(rep, is) < iter_ops(rep, &rep->iters[it - 1]);
+                          iter_forwards(rep, is) < iter_forwards(rep, &rep->iters[it - 1]);
         rep->n_full -= is->partial;
     }
 }
@@ -615,10 +604,7 @@ static int report_init(const struct pps_run *run, int n_iters, const int32_t *la
     }
     rep->bubble_quoted = NAN;
     rep->bubble_exact = NAN;
-    if (rep->p >= 1 && rep->m >= 1) {
-        rep->bubble_quoted = pps_bubble_quoted(rep->p, rep->m);
-        rep->bubble_exact = pps_bubble_exact(rep->p, rep->m, rep->v);
-    }
+    rep->observed = (struct pps_schedule)PPS_SCHEDULE_INIT;
 
     rep->n_stages = run->n_stages > 0 ? run->n_stages : 0;
     rep->total = calloc(rep->n_stages ? (size_t)rep->n_stages : 1, sizeof(*rep->total));
@@ -642,8 +628,10 @@ static int report_init(const struct pps_run *run, int n_iters, const int32_t *la
     return 0;
 }
 
-int pps_analysis_report(const struct pps_run *run, struct pps_report **out, struct pps_err *err)
+int pps_analysis_report(const struct pps_run *given, struct pps_report **out, struct pps_err *err)
 {
+    const struct pps_run *run = given;
+    struct pps_run *labelled = NULL;
     struct pps_report *rep = NULL;
     struct stage_index *ix = NULL;
     int32_t *labels = NULL;
@@ -660,6 +648,14 @@ int pps_analysis_report(const struct pps_run *run, struct pps_report **out, stru
     if (!rep) {
         ret = pps_err_set(err, PPS_ENOMEM, "out of memory for the report");
         goto out;
+    }
+    /* A run whose spans carry no iteration is measured by the iterations its order shows. */
+    ret = pps__analysis_infer_iters(given, &labelled, err);
+    if (ret < 0)
+        goto out;
+    if (labelled) {
+        run = labelled;
+        rep->inferred |= PPS_INFERRED_ITERS;
     }
     ret = collect_iters(run, &labels, &n_labels, &rep->n_no_iter, err);
     if (ret < 0)
@@ -681,6 +677,14 @@ int pps_analysis_report(const struct pps_run *run, struct pps_report **out, stru
         }
     }
     mark_present(run, rep);
+    pps__analysis_infer_shape(run, rep);
+    if (rep->p >= 1 && rep->m >= 1) {
+        rep->bubble_quoted = pps_bubble_quoted(rep->p, rep->m);
+        rep->bubble_exact = pps_bubble_exact(rep->p, rep->m, rep->v);
+    }
+    ret = pps__analysis_infer_schedule(run, rep, err);
+    if (ret < 0)
+        goto out;
     measure_iters(run, ix, labels, rep);
     mark_partial(rep);
     sum_iters(ix, rep);
@@ -719,6 +723,7 @@ out:
     }
     free(ix);
     free(labels);
+    pps__analysis_free_copy(labelled);
     pps_report_free(rep);
     return ret;
 }
@@ -739,5 +744,6 @@ void pps_report_free(struct pps_report *rep)
     free(rep->host.share);
     pps_sim_result_release(&rep->pred);
     pps_sim_result_release(&rep->pred_comm);
+    pps_schedule_release(&rep->observed);
     free(rep);
 }

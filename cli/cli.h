@@ -20,8 +20,10 @@
 int pps_cmd_sim(int argc, char **argv);
 int pps_cmd_report(int argc, char **argv);
 int pps_cmd_merge(int argc, char **argv);
+int pps_cmd_import(int argc, char **argv);
 int pps_cmd_run(int argc, char **argv);
 int pps_cmd_view(int argc, char **argv);
+int pps_cmd_export(int argc, char **argv);
 
 /* Prints "ppscope CMD: message" on stderr and returns the exit code for err's code. */
 int pps_cli_fail(const char *cmd, const struct pps_err *err);

@@ -61,9 +61,13 @@ static void print_pct(FILE *f, const char *label, double frac)
 
 static void print_header(FILE *f, const struct pps_run *run, const struct pps_report *rep)
 {
-    fprintf(f, "run       %s (%s)\n", run->path ? run->path : "?",
-            run->merged ? "merged file" : "run directory");
-    fprintf(f, "schedule  %s", run->schedule && run->schedule[0] ? run->schedule : "unknown");
+    fprintf(f, "run       %s (%s, from %s)\n", run->path ? run->path : "?",
+            run->merged ? "merged file" : "run directory", pps_run_source(run));
+    const char *name = pps_report_schedule_name(run, rep);
+
+    fprintf(f, "schedule  %s", name ? name : "unknown");
+    if (rep->inferred & PPS_INFERRED_SCHEDULE)
+        fprintf(f, rep->sched_kind >= 0 ? " (its order, inferred)" : " (its observed order)");
     if (rep->p)
         fprintf(f, "  p=%d", rep->p);
     else
@@ -72,7 +76,24 @@ static void print_header(FILE *f, const struct pps_run *run, const struct pps_re
         fprintf(f, " m=%d", rep->m);
     else
         fprintf(f, " m=?");
-    fprintf(f, " v=%d  %d stage%s", rep->v, rep->n_present, rep->n_present == 1 ? "" : "s");
+    fprintf(f, " v=%d", rep->v);
+    if (rep->inferred & (PPS_INFERRED_P | PPS_INFERRED_M | PPS_INFERRED_V | PPS_INFERRED_ITERS)) {
+        const char *sep = " (inferred:";
+        static const struct {
+            int bit;
+            const char *what;
+        } what[] = {{PPS_INFERRED_P, "p"},
+                    {PPS_INFERRED_M, "m"},
+                    {PPS_INFERRED_V, "v"},
+                    {PPS_INFERRED_ITERS, "iterations"}};
+        for (size_t i = 0; i < sizeof(what) / sizeof(what[0]); i++)
+            if (rep->inferred & what[i].bit) {
+                fprintf(f, "%s %s", sep, what[i].what);
+                sep = ",";
+            }
+        fprintf(f, ")");
+    }
+    fprintf(f, "  %d stage%s", rep->n_present, rep->n_present == 1 ? "" : "s");
     /* Stages numbered other than 0..n-1 (a process that traced stage 1 alone) say which. */
     if (rep->n_present != rep->n_stages) {
         const char *sep = rep->n_present == 1 ? " (stage " : " (stages ";
@@ -234,7 +255,9 @@ static void print_bubble(FILE *f, const struct pps_run *run, const struct pps_re
         char t[32];
 
         pps_format_ns(rep->tcomm_ns, t, sizeof(t));
-        fprintf(f, "predicted %s with the measured mean op costs, tcomm %s", run->schedule, t);
+        fprintf(f, "predicted %s%s with the measured mean op costs, tcomm %s",
+                pps_report_schedule_name(run, rep),
+                rep->observed.actions ? " (the observed order)" : "", t);
         if (!isnan(rep->pred_balanced))
             fprintf(f, "; balanced stages %.1f%%", 100 * rep->pred_balanced);
         if (!isnan(rep->pred_links))
@@ -430,7 +453,16 @@ static void print_json(FILE *f, const struct pps_run *run, const struct pps_repo
     pps_json_init(&j, f);
     pps_json_begin_object(&j, NULL);
     pps_json_string(&j, "run", run->path);
-    pps_json_string(&j, "schedule", run->schedule && run->schedule[0] ? run->schedule : NULL);
+    pps_json_string(&j, "source", pps_run_meta(run, "source"));
+    pps_json_string(&j, "schedule", pps_report_schedule_name(run, rep));
+    pps_json_begin_object(&j, "inferred");
+    pps_json_bool(&j, "schedule", (rep->inferred & PPS_INFERRED_SCHEDULE) != 0);
+    pps_json_bool(&j, "custom", rep->observed.actions != NULL);
+    pps_json_bool(&j, "p", (rep->inferred & PPS_INFERRED_P) != 0);
+    pps_json_bool(&j, "m", (rep->inferred & PPS_INFERRED_M) != 0);
+    pps_json_bool(&j, "v", (rep->inferred & PPS_INFERRED_V) != 0);
+    pps_json_bool(&j, "iterations", (rep->inferred & PPS_INFERRED_ITERS) != 0);
+    pps_json_end_object(&j);
     json_positive_or_null(&j, "p", rep->p);
     json_positive_or_null(&j, "m", rep->m);
     pps_json_int(&j, "v", rep->v);

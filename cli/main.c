@@ -16,7 +16,9 @@ static const struct command commands[] = {
     {"sim", pps_cmd_sim, "simulate a schedule: predicted timeline, bubble, memory"},
     {"report", pps_cmd_report, "per-stage busy/idle and the bubble of a run, beside the theory"},
     {"merge", pps_cmd_merge, "merge a run's per-rank shards into one portable file"},
+    {"import", pps_cmd_import, "Nsight Systems or Kineto traces into a run, to view and report"},
     {"view", pps_cmd_view, "per-stage timelines, live or post-mortem, bubble and flags; A/B"},
+    {"export", pps_cmd_export, "a run as Perfetto JSON, SVG, CSV or OpenMetrics"},
     {NULL, NULL, NULL},
 };
 

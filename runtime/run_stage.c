@@ -181,6 +181,7 @@ static int write_meta(struct pps__run_sched *rs, int stage, struct pps_tracer *t
 
     (void)pps__run_stage_w_budget(c, rs->kind, rs->p, rs->v, rs->first_block, stage, &stage_budget,
                                   NULL);
+    rc |= pps_trace_meta(t, "source", "ppscope"); /* the tracer's "tracer": this is a run of ours */
     rc |= pps_trace_meta(t, "schedule", pps_sched_kind_name(rs->kind));
     rc |= pps_trace_meta_int(t, "p", rs->p);
     rc |= pps_trace_meta_int(t, "m", rs->m);

@@ -17,9 +17,14 @@ sqlite3         tests that read a trace back with the sqlite3 shell
 libncurses-dev  the terminal viewer (ppscope view)
 tmux            the viewer tests, which drive it in a real terminal
 jq              tests of the --json output
+python3         the export tests, which parse each exported format back
+librsvg2-bin    rsvg-convert, which renders the exported SVG in its test
 openmpi-bin     the MPI transport (mpirun) and its tests
 libopenmpi-dev  the MPI transport
-libopenblas-dev fast matrix products on the cpu backend'
+libopenblas-dev fast matrix products on the cpu backend
+g++             the JSON parser of the Kineto import (simdjson is C++)
+libsimdjson-dev the JSON parser of the Kineto import
+zlib1g-dev      reading .json.gz traces (Kineto import)'
 for pkg in ${PPS_DEPS_EXTRA:-}; do
     need="$need
 $pkg asked for in PPS_DEPS_EXTRA"

@@ -803,6 +803,23 @@ void pps_run_free(struct pps_run *run)
     free(run);
 }
 
+const char *pps_run_source(const struct pps_run *run)
+{
+    static const struct {
+        const char *key, *words;
+    } sources[] = {
+        {"ppscope", "ppscope run"},     {"sim", "ppscope sim"},
+        {"nvtx", "NVTX injection"},     {"tracer", "the tracer API"},
+        {"nsys", "Nsight Systems"},     {"kineto", "the PyTorch profiler"},
+    };
+    const char *v = pps_run_meta(run, "source");
+
+    for (size_t i = 0; v && i < sizeof(sources) / sizeof(sources[0]); i++)
+        if (!strcmp(v, sources[i].key))
+            return sources[i].words;
+    return v && v[0] ? "another tool" : "unknown";
+}
+
 const char *pps_run_meta(const struct pps_run *run, const char *key)
 {
     const char *best = NULL;

@@ -184,6 +184,10 @@ int pps_run_load(const char *path, struct pps_run **out, struct pps_err *err);
 void pps_run_free(struct pps_run *run);
 /* Rank 0's value of key (or the lowest rank that has it); NULL if none. */
 const char *pps_run_meta(const struct pps_run *run, const char *key);
+/* Where the run came from, in words, from its meta source: "ppscope run", "ppscope sim", "NVTX
+ * injection", "the tracer API", "Nsight Systems", "the PyTorch profiler"; "another tool" for a
+ * source this ppscope does not know, "unknown" without one. */
+const char *pps_run_source(const struct pps_run *run);
 /* The name of a span with a name_id, or NULL. */
 const char *pps_run_span_name(const struct pps_run *run, const struct pps_span *span);
 

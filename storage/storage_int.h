@@ -84,6 +84,18 @@ int pps__rank_claim(struct pps__rank_set *set, int rank, const char *shard, stru
 struct stat;
 int pps__stat(const char *path, struct stat *st, struct pps_err *err);
 
+/* mkdir -p: every missing component of dir, then dir must be a directory ("dir: not a
+ * directory" is PPS_EINVAL; a component that cannot be created PPS_EIO, or PPS_EINVAL when a
+ * file is in the way). The writer makes run directories with it, the importers their parents. */
+int pps__make_dirs(const char *dir, struct pps_err *err);
+
+/*
+ * Runs sql (no result rows) on a writer's connection. For the importers, which write a shard in
+ * bulk into a directory no one reads yet: PRAGMAs that drop the journal and the syncs (a crash
+ * loses a shard the importer would remove anyway), and one transaction around many names.
+ */
+int pps__store_writer_exec(struct pps_store_writer *w, const char *sql, struct pps_err *err);
+
 /* "dir/name" in a new string (no doubled slash), NULL when out of memory. */
 char *pps__path_join(const char *dir, const char *name);
 

@@ -40,8 +40,7 @@ struct pps_store_writer {
     struct pps_strtab names; /* interned: names.strs[id] is the name of id */
 };
 
-/* mkdir -p: every missing component of dir, then dir must be a directory. */
-static int make_dirs(const char *dir, struct pps_err *err)
+int pps__make_dirs(const char *dir, struct pps_err *err)
 {
     struct stat st;
     char *p = strdup(dir);
@@ -218,7 +217,7 @@ int pps_store_writer_open(const char *run_dir, int rank, struct pps_store_writer
         rc = pps_err_set(err, PPS_EINVAL, "%s: rank %d is not in 0..%d", run_dir, rank, INT16_MAX);
         goto out;
     }
-    if ((rc = make_dirs(run_dir, err)))
+    if ((rc = pps__make_dirs(run_dir, err)))
         goto out;
     snprintf(name, sizeof(name), PPS__SHARD_FMT, rank);
     if (!(w = calloc(1, sizeof(*w))) || !(w->path = pps__path_join(run_dir, name))) {
@@ -463,6 +462,11 @@ fail:
     rc = pps__sql_fail(w->db, rc, w->path, "cannot write metrics", err);
     abandon_batch(w);
     return rc;
+}
+
+int pps__store_writer_exec(struct pps_store_writer *w, const char *sql, struct pps_err *err)
+{
+    return pps__exec(w->db, sql, w->path, "cannot write", err);
 }
 
 int pps_store_writer_close(struct pps_store_writer *w, int complete, struct pps_err *err)

@@ -1,8 +1,7 @@
-# Tests of the NVTX injection (tracer/nvtx/): the naming rules table by table, the name cache,
-# the iteration inference, and libppscope_nvtx.so end to end on examples/nvtx_pipeline in each
-# naming style. Without the NVTX headers the library and the example are not built and the
-# end-to-end test skips (77).
-pps_unit_test(test_nvtx_patterns pps_nvtx_core)
+# Tests of the NVTX injection (tracer/nvtx/): the name cache, the iteration inference, and
+# libppscope_nvtx.so end to end on examples/nvtx_pipeline in each naming style (the naming rules
+# it shares with the importers, storage/labels.c, are tested in import.cmake). Without the NVTX
+# headers the library and the example are not built and the end-to-end test skips (77).
 pps_unit_test(test_nvtx_names pps_nvtx_core)
 pps_unit_test(test_nvtx_iters pps_nvtx_core)
 

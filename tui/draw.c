@@ -195,7 +195,9 @@ static void draw_lanes(struct pps_tui *ui, struct pps_tui_frame *f, int model,
 /* The run's schedule; "schedule unknown" where the run does not say, as `ppscope report` says. */
 static const char *run_name(const struct pps_tui_model *m)
 {
-    return m->run->schedule && m->run->schedule[0] ? m->run->schedule : "schedule unknown";
+    const char *name = m->rep ? pps_report_schedule_name(m->run, m->rep) : m->run->schedule;
+
+    return name && name[0] ? name : "schedule unknown";
 }
 
 /* p or m of the report into buf: "?" where the run does not say (the report holds 0 then), as
@@ -285,10 +287,13 @@ static void draw_header(struct pps_tui *ui, struct pps_tui_frame *f)
                 snprintf(bub, sizeof(bub), "n/a");
             else
                 snprintf(bub, sizeof(bub), "%.1f%%", 100 * shown);
-            snprintf(text, sizeof(text), "ppscope view  %s p=%s m=%s v=%d  %d iter%s  %s %s  ",
+            const char *src = pps_run_meta(m->run, "source");
+
+            snprintf(text, sizeof(text), "ppscope view  %s p=%s m=%s v=%d  %d iter%s  %s %s  %s%s%s",
                      run_name(m), known_int(rep->p, p, sizeof(p)),
                      known_int(rep->m, m_, sizeof(m_)), rep->v, rep->n_iters,
-                     rep->n_iters == 1 ? "" : "s", steady ? "steady bubble" : "bubble", bub);
+                     rep->n_iters == 1 ? "" : "s", steady ? "steady bubble" : "bubble", bub,
+                     src ? "from " : "", src ? src : "", src ? "  " : "");
         }
         fit_path(m->path, room - pps__tui_text_w(text), ui->opts.ascii, pa, sizeof(pa));
         snprintf(text + strlen(text), sizeof(text) - strlen(text), "%s", pa);

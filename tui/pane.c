@@ -151,6 +151,11 @@ static const char *wrap_skip(const char *p, int w, int lines)
     return p;
 }
 
+static const char *run_or(const char *schedule)
+{
+    return schedule && schedule[0] ? schedule : "unknown";
+}
+
 /* Wraps text in w columns over at most max_lines lines from (x, y); where it needs more, the
  * last line ends with an ellipsis at a word, so nothing is cut without saying so. Returns the
  * lines drawn. */
@@ -184,7 +189,7 @@ static int draw_bubble(const struct pps_tui *ui, const struct pps_tui_model *m,
         snprintf(line, sizeof(line), "%s measured %-7s predicted %s", steady ? "steady  " : "bubble  ",
                  a, b);
         /* What the prediction is, where the line has room for it. */
-        snprintf(c, sizeof(c), " (%s, %s)", m->run->schedule,
+        snprintf(c, sizeof(c), " (%s, %s)", run_or(pps_report_schedule_name(m->run, rep)),
                  steady ? "back to back" : "measured op costs");
         if (pps__tui_text_w(line) + pps__tui_text_w(c) <= w)
             snprintf(line + strlen(line), sizeof(line) - strlen(line), "%s", c);
@@ -475,10 +480,6 @@ static void peak_text(int unit, double v, int sign, char *buf, size_t len)
 }
 
 /* A run's schedule; "unknown" where the run does not say, as `ppscope report` puts it. */
-static const char *run_or(const char *schedule)
-{
-    return schedule && schedule[0] ? schedule : "unknown";
-}
 
 /* 1 where b is less than a (B is better: less time, idle, memory), -1 where more, 0 where equal
  * or either is unknown. */
@@ -508,8 +509,8 @@ static int delta_rows(const struct pps_tui *ui, struct delta_row *rows, int max)
     if (n < max) {
         r = &rows[n++];
         snprintf(r->name, sizeof(r->name), "schedule");
-        snprintf(r->a, sizeof(r->a), "%s", run_or(ui->models[0].run->schedule));
-        snprintf(r->b, sizeof(r->b), "%s", run_or(ui->models[1].run->schedule));
+        snprintf(r->a, sizeof(r->a), "%s", run_or(pps_report_schedule_name(ui->models[0].run, ra)));
+        snprintf(r->b, sizeof(r->b), "%s", run_or(pps_report_schedule_name(ui->models[1].run, rb)));
         r->d[0] = '\0';
         r->better = 0;
     }

@@ -108,7 +108,7 @@ count torch 91 '.'
 # idles all the time), and no claim about an LM head that no metadata places.
 if [ -n "$PPS" ]; then
     if "$PPS" report "$TMP/torch" >"$TMP/report.out" 2>"$TMP/report.err"; then
-        grep -q "^schedule  unknown  p=? m=? v=1  1 stage (stage 1), 3 iterations$" "$TMP/report.out" ||
+        grep -q "^schedule  unknown  p=? m=4 v=1 (inferred: m)  1 stage (stage 1), 3 iterations" "$TMP/report.out" ||
             fail "torch: report does not say one stage, stage 1: $(cat "$TMP/report.out")"
         grep -q "^    0 " "$TMP/report.out" && fail "torch: report shows a stage 0: $(cat "$TMP/report.out")"
         grep -q "head\|embedding" "$TMP/report.out" &&
@@ -292,6 +292,30 @@ quiet threadexit
 complete threadexit
 count threadexit 1 '^RANGE stage=0 name=left open$'
 count threadexit 1 '^RANGE stage=0 name=after$'
+
+# --- a pipeline of four processes, one stage each, with nothing but NVTX: the report reads p,
+# m and the schedule from the order and predicts it (issue 9) ---
+if [ -n "$PPS" ]; then
+    for s in 0 1 2 3; do
+        env RANK=$s WORLD_SIZE=4 NVTX_INJECTION64_PATH="$LIB" PPSCOPE_RUN="$TMP/four" \
+            "$EX" torch --stage $s --stages 4 --iters 3 --mbs 4 >/dev/null 2>"$TMP/four.$s.err" &
+    done
+    wait
+    if "$PPS" report --json "$TMP/four" >"$TMP/four.json" 2>"$TMP/four.err"; then
+        grep -q '"p":4,"m":4,' "$TMP/four.json" || fail "four: p and m not inferred: $(head -c 300 "$TMP/four.json")"
+        grep -q '"inferred":{"schedule":true,"custom":true,"p":true,"m":true,' "$TMP/four.json" ||
+            fail "four: not said to be inferred: $(grep -o '"inferred":{[^}]*}' "$TMP/four.json")"
+        grep -q '"predicted_bubble":[0-9]' "$TMP/four.json" ||
+            fail "four: no prediction: $(grep -o '"prediction_note":[^,]*' "$TMP/four.json")"
+        # Iteration 1 runs full backwards (BW), the others split ones: none of them is partial.
+        grep -q '"partial_iterations":0' "$TMP/four.json" || fail "four: an iteration called partial"
+        "$PPS" report "$TMP/four" >"$TMP/four.txt" 2>&1
+        grep -q "^schedule  custom (its observed order)  p=4 m=4 v=1 (inferred: p, m)  4 stages" \
+            "$TMP/four.txt" || fail "four: $(grep '^schedule' "$TMP/four.txt")"
+    else
+        fail "four: ppscope report: $(cat "$TMP/four.err")"
+    fi
+fi
 
 [ "$fails" -eq 0 ] || exit 1
 echo "nvtx_inject: ok"

@@ -32,6 +32,8 @@ expect_exit 0 run --backend emu -p 8 -m 8 --iters 2 --emu-tf 0.5 --emu-tb 0.5 --
 grep -q "warning" "$T/err" && fail "a warning for emu stages, which sleep: $(cat "$T/err")"
 
 run_pps report "$T/emu"
+grep -q "^run       $T/emu (run directory, from ppscope run)$" "$T/out" ||
+    fail "the report does not say where the run came from: $(head -n 1 "$T/out")"
 grep -q "carry no iteration" "$T/out" && fail "an untrue note: $(grep '^note' "$T/out")"
 grep -q "^note" "$T/out" && fail "a note about a run ppscope made: $(grep '^note' "$T/out")"
 grep -q "^links, per message" "$T/out" || fail "the report has no links: $(cat "$T/out")"

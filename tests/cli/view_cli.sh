@@ -150,11 +150,14 @@ if command -v sqlite3 >/dev/null 2>&1; then
         sqlite3 "$db" "DELETE FROM meta WHERE key IN ('schedule', 'p', 'm', 'v')" ||
             fail "sqlite3 could not edit $db"
     done
+    # A run that does not say its schedule, p or m: read from its order (issue 9's inference),
+    # and the report says what was inferred.
     expect_exit 0 view --once --ascii --size 100x30 "$T/nometa"
-    head -n 1 "$T/out" | grep -q "^ppscope view  schedule unknown p=? m=? v=1  3 iters" ||
+    head -n 1 "$T/out" | grep -q "^ppscope view  1f1b p=4 m=8 v=1  3 iters" ||
         fail "header of a run without its schedule: $(head -n 1 "$T/out")"
     run_pps report "$T/nometa"
-    grep -q "^schedule  unknown  p=? m=?" "$T/out" || fail "report: $(grep schedule "$T/out")"
+    grep -q "^schedule  1f1b (its order, inferred)  p=4 m=8 v=1 (inferred: p, m)  4 stages" \
+        "$T/out" || fail "report: $(grep schedule "$T/out")"
 else
     echo "view_cli: no sqlite3, the run without a schedule is not tried"
 fi
@@ -178,8 +181,8 @@ grep -q "^ peak activations .* MiB *4.00 mb (pred.) n/a$" "$T/out" ||
 if "$PPS" run --backend emu --schedule zb-h2 -p 4 -m 8 --iters 4 --optimizer postval \
     --emu-tf 1 --emu-tb 1 --emu-tw 1 --out "$T/postval" >/dev/null 2>&1; then
     expect_exit 0 view --once --ascii --size 120x40 "$T/postval"
-    head -n 1 "$T/out" | grep -q "  steady bubble [0-9.]*%  " ||
-        fail "postval header does not show the steady bubble: $(head -n 1 "$T/out")"
+    head -n 1 "$T/out" | grep -q "  steady bubble [0-9.]*%  from ppscope  " ||
+        fail "postval header does not show the steady bubble and the source: $(head -n 1 "$T/out")"
     grep -q "^ steady   measured [0-9.]*% *predicted [0-9.]*%" "$T/out" ||
         fail "postval stats do not show the steady figures: $(cat "$T/out")"
     grep -q "^ verdict  steady bubble " "$T/out" || fail "postval verdict is not the steady one"

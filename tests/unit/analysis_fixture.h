@@ -9,7 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <math.h>
+
 #include "analysis.h"
+#include "schedule.h"
 #include "test.h"
 
 static inline struct pps_run *run_new(int n_stages, const char *schedule, int p, int m, int v)
@@ -121,6 +124,73 @@ static inline struct pps_report *report_of(const struct pps_run *r)
         fprintf(stderr, "  pps_analysis_report: %s\n", err.msg);
     CHECK_EQ_INT(rc, 0);
     return rep;
+}
+
+/* Nanoseconds per simulator time unit in the runs made from simulations. */
+#define NS_PER_UNIT 1000.0
+
+/* ---- runs made from a simulation ----------------------------------------------------------- */
+
+static inline int span_kind_of(int op)
+{
+    switch (op) {
+    case PPS_OP_F:
+        return PPS_SPAN_F;
+    case PPS_OP_B:
+        return PPS_SPAN_B;
+    case PPS_OP_W:
+        return PPS_SPAN_W;
+    default:
+        return PPS_SPAN_BW;
+    }
+}
+
+static inline int64_t ns_of(double units)
+{
+    return llround(units * NS_PER_UNIT);
+}
+
+/*
+ * Simulates kind at (p, m, v) with costs and writes n_iters iterations of its timeline into a
+ * run, back to back with gap_ns between them, each ending with every stage's optimizer step at
+ * the barrier, as the simulator lays it out. The simulation stays in *res.
+ */
+static inline struct pps_run *run_from_sim(int kind, int p, int m, int v, const struct pps_sim_costs *c,
+                                    int n_iters, int64_t gap_ns, struct pps_sim_result *res)
+{
+    struct pps_schedule sched = PPS_SCHEDULE_INIT;
+    struct pps_err err = {0, ""};
+    struct pps_run *r = NULL;
+
+    memset(res, 0, sizeof(*res));
+    if (pps_schedule_generate(&sched, kind, p, m, v, &err) < 0 ||
+        pps_simulate(&sched, c, res, &err) < 0) {
+        fprintf(stderr, "  %s\n", err.msg);
+        CHECK(0);
+        goto out;
+    }
+    r = run_new(p, pps_sched_kind_name(kind), p, m, v);
+    for (int it = 0; it < n_iters; it++) {
+        int64_t off = it * (ns_of(res->makespan) + gap_ns);
+
+        for (int s = 0; s < p; s++) {
+            for (size_t k = 0; k < pps_schedule_len(&sched, s); k++) {
+                const struct pps_action *a = pps_schedule_at(&sched, s, k);
+                const struct pps_sim_span *sp = &res->spans[sched.start[s] + k];
+
+                run_add(r, s, span_kind_of(a->op), it, (int)a->mb, off + ns_of(sp->start),
+                        off + ns_of(sp->end));
+                r->stages[s].spans[r->stages[s].n - 1].chunk = (int16_t)a->chunk;
+            }
+            if (c->topt > 0)
+                run_add(r, s, PPS_SPAN_OPT, it, -1, off + ns_of(res->makespan - c->topt),
+                        off + ns_of(res->makespan));
+        }
+    }
+    span_sort(r);
+out:
+    pps_schedule_release(&sched);
+    return r;
 }
 
 #endif

@@ -13,72 +13,6 @@
 #include "analysis_fixture.h"
 #include "test.h"
 
-/* Nanoseconds per simulator time unit in the runs made from simulations. */
-#define NS_PER_UNIT 1000.0
-
-/* ---- runs made from a simulation ----------------------------------------------------------- */
-
-static int span_kind_of(int op)
-{
-    switch (op) {
-    case PPS_OP_F:
-        return PPS_SPAN_F;
-    case PPS_OP_B:
-        return PPS_SPAN_B;
-    case PPS_OP_W:
-        return PPS_SPAN_W;
-    default:
-        return PPS_SPAN_BW;
-    }
-}
-
-static int64_t ns_of(double units)
-{
-    return llround(units * NS_PER_UNIT);
-}
-
-/*
- * Simulates kind at (p, m, v) with costs and writes n_iters iterations of its timeline into a
- * run, back to back with gap_ns between them, each ending with every stage's optimizer step at
- * the barrier, as the simulator lays it out. The simulation stays in *res.
- */
-static struct pps_run *run_from_sim(int kind, int p, int m, int v, const struct pps_sim_costs *c,
-                                    int n_iters, int64_t gap_ns, struct pps_sim_result *res)
-{
-    struct pps_schedule sched = PPS_SCHEDULE_INIT;
-    struct pps_err err = {0, ""};
-    struct pps_run *r = NULL;
-
-    memset(res, 0, sizeof(*res));
-    if (pps_schedule_generate(&sched, kind, p, m, v, &err) < 0 ||
-        pps_simulate(&sched, c, res, &err) < 0) {
-        fprintf(stderr, "  %s\n", err.msg);
-        CHECK(0);
-        goto out;
-    }
-    r = run_new(p, pps_sched_kind_name(kind), p, m, v);
-    for (int it = 0; it < n_iters; it++) {
-        int64_t off = it * (ns_of(res->makespan) + gap_ns);
-
-        for (int s = 0; s < p; s++) {
-            for (size_t k = 0; k < pps_schedule_len(&sched, s); k++) {
-                const struct pps_action *a = pps_schedule_at(&sched, s, k);
-                const struct pps_sim_span *sp = &res->spans[sched.start[s] + k];
-
-                run_add(r, s, span_kind_of(a->op), it, (int)a->mb, off + ns_of(sp->start),
-                        off + ns_of(sp->end));
-                r->stages[s].spans[r->stages[s].n - 1].chunk = (int16_t)a->chunk;
-            }
-            if (c->topt > 0)
-                run_add(r, s, PPS_SPAN_OPT, it, -1, off + ns_of(res->makespan - c->topt),
-                        off + ns_of(res->makespan));
-        }
-    }
-    span_sort(r);
-out:
-    pps_schedule_release(&sched);
-    return r;
-}
 
 /* Measured and predicted bubble and per-stage idle must be the simulator's. */
 static void check_matches_sim(int kind, int p, int m, int v, const struct pps_sim_costs *c,
@@ -619,14 +553,14 @@ static void test_no_prediction_reasons(void)
         int p, m, v, n_stages;
         const char *tcomm;
         const char *says;
+        int mb; /* the ops' microbatch; -1: they carry none, so m cannot be inferred */
     } cases[] = {
-        {NULL, 2, 4, 1, 2, NULL, "does not name its schedule"},
-        {"zb-v", 2, 4, 1, 2, NULL, "'zb-v' is not one"},
-        {"1f1b", 0, 4, 1, 2, NULL, "p and m"},
-        {"1f1b", 2, 0, 1, 2, NULL, "p and m"},
-        {"1f1b", 2, 4, 1, 3, NULL, "3 stages but p = 2"},
-        {"1f1b", 2, 4, 2, 2, NULL, "v=2"},
-        {"1f1b", 2, 4, 1, 2, "fast", "tcomm_ns = 'fast'"},
+        {NULL, 2, 4, 1, 2, NULL, "does not name its schedule", 0},
+        {"zb-v", 2, 4, 1, 2, NULL, "'zb-v' is not one", 0},
+        {"1f1b", 2, 0, 1, 2, NULL, "p and m", -1},
+        {"1f1b", 2, 4, 1, 3, NULL, "3 stages but p = 2", 0},
+        {"1f1b", 2, 4, 2, 2, NULL, "v=2", 0},
+        {"1f1b", 2, 4, 1, 2, "fast", "tcomm_ns = 'fast'", 0},
     };
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -635,8 +569,8 @@ static void test_no_prediction_reasons(void)
         struct pps_report *rep;
 
         for (int s = 0; s < cases[i].n_stages; s++) {
-            run_add(r, s, PPS_SPAN_F, 0, 0, 0, 10);
-            run_add(r, s, PPS_SPAN_BW, 0, 0, 10, 30);
+            run_add(r, s, PPS_SPAN_F, 0, cases[i].mb, 0, 10);
+            run_add(r, s, PPS_SPAN_BW, 0, cases[i].mb, 10, 30);
         }
         if (cases[i].tcomm)
             run_meta(r, "tcomm_ns", cases[i].tcomm);

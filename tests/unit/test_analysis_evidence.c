@@ -242,7 +242,125 @@ static void test_links_that_close_the_gap_explain_it(void)
     CHECK_STR_CONTAINS(why, "not the schedule, nor the links or the host as measured");
 }
 
+/* Forgets what a run says of itself: its schedule, p, m, v, and (with iters) its iterations. */
+static void forget(struct pps_run *r, int iters)
+{
+    free(r->schedule);
+    r->schedule = NULL;
+    r->p = r->m = r->v = 0;
+    for (int s = 0; s < r->n_stages && iters; s++)
+        for (size_t i = 0; i < r->stages[s].n; i++)
+            r->stages[s].spans[i].iter = -1;
+}
+
+/* Runs that are exactly a schedule's simulated timeline, with nothing said: the family, p, m, v
+ * and the iterations come back from the order, and the prediction is the simulator's. */
+static void test_infer_every_family(void)
+{
+    static const struct {
+        int kind, p, m, v;
+    } cases[] = {
+        {PPS_SCHED_GPIPE, 4, 8, 1},      {PPS_SCHED_1F1B, 4, 8, 1},  {PPS_SCHED_1F1B, 3, 5, 1},
+        {PPS_SCHED_INTERLEAVED, 4, 8, 2}, {PPS_SCHED_ZB_H1, 4, 8, 1}, {PPS_SCHED_ZB_H2, 4, 8, 1},
+    };
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct pps_sim_costs c;
+        struct pps_sim_result res;
+        struct pps_run *r;
+        struct pps_report *rep;
+
+        CHECK_EQ_INT(pps_sim_costs_init(&c, cases[i].p, 1.0, 2.0, 1.0), 0);
+        r = run_from_sim(cases[i].kind, cases[i].p, cases[i].m, cases[i].v, &c, 3, 0, &res);
+        CHECK(r != NULL);
+        forget(r, 1);
+        rep = report_of(r);
+        CHECK(rep != NULL);
+        CHECK_EQ_INT(rep->sched_kind, cases[i].kind);
+        CHECK_EQ_INT(rep->p, cases[i].p);
+        CHECK_EQ_INT(rep->m, cases[i].m);
+        CHECK_EQ_INT(rep->v, cases[i].v);
+        CHECK_EQ_INT(rep->inferred & (PPS_INFERRED_ITERS | PPS_INFERRED_SCHEDULE),
+                     PPS_INFERRED_ITERS | PPS_INFERRED_SCHEDULE);
+        CHECK_EQ_INT(rep->n_iters, 3);
+        CHECK(rep->have_prediction);
+        CHECK_NEAR(rep->pred.bubble, res.bubble, 1e-9);
+        CHECK_NEAR(rep->bubble, res.bubble, 1e-9);
+        CHECK(!strcmp(pps_report_schedule_name(r, rep), pps_sched_kind_name(cases[i].kind)));
+        pps_report_free(rep);
+        run_free(r);
+        pps_sim_result_release(&res);
+        pps_sim_costs_release(&c);
+    }
+}
+
+/* An order no family has (all forwards, then each microbatch's B and W, as
+ * examples/nvtx_pipeline.c runs): "custom", and the prediction simulates that very order. */
+static void test_infer_custom_order(void)
+{
+    struct pps_schedule sched = PPS_SCHEDULE_INIT;
+    struct pps_sim_costs c;
+    struct pps_sim_result res;
+    struct pps_run *r = run_new(3, NULL, 0, 0, 0);
+    struct pps_report *rep;
+    size_t k = 0;
+
+    CHECK_EQ_INT(pps_schedule_alloc(&sched, 3, 4, 1, 3 * 12), 0);
+    for (int s = 0; s < 3; s++) {
+        sched.start[s] = k;
+        for (int mb = 0; mb < 4; mb++)
+            sched.actions[k++] = (struct pps_action){PPS_OP_F, 0, (uint32_t)mb};
+        for (int mb = 0; mb < 4; mb++) {
+            sched.actions[k++] = (struct pps_action){PPS_OP_B, 0, (uint32_t)mb};
+            sched.actions[k++] = (struct pps_action){PPS_OP_W, 0, (uint32_t)mb};
+        }
+    }
+    sched.start[3] = k;
+    CHECK_EQ_INT(pps_sim_costs_init(&c, 3, 1.0, 1.0, 1.0), 0);
+    memset(&res, 0, sizeof(res));
+    CHECK_EQ_INT(pps_simulate(&sched, &c, &res, NULL), 0);
+    for (int s = 0; s < 3; s++)
+        for (size_t i = sched.start[s]; i < sched.start[s + 1]; i++)
+            run_add(r, s, span_kind_of(sched.actions[i].op), 0, (int)sched.actions[i].mb,
+                    ns_of(res.spans[i].start), ns_of(res.spans[i].end));
+    span_sort(r);
+    rep = report_of(r);
+    CHECK_EQ_INT(rep->sched_kind, -1);
+    CHECK(rep->observed.actions != NULL);
+    CHECK(!strcmp(pps_report_schedule_name(r, rep), "custom"));
+    CHECK(rep->have_prediction);
+    CHECK_NEAR(rep->pred.bubble, res.bubble, 1e-9);
+    CHECK_NEAR(rep->bubble, res.bubble, 1e-9);
+    pps_report_free(rep);
+    run_free(r);
+    pps_sim_result_release(&res);
+    pps_sim_costs_release(&c);
+    pps_schedule_release(&sched);
+}
+
+/* A named schedule is believed: inference does not second-guess a run that says what it ran. */
+static void test_named_schedule_is_kept(void)
+{
+    struct pps_sim_costs c;
+    struct pps_sim_result res;
+    struct pps_run *r;
+    struct pps_report *rep;
+
+    CHECK_EQ_INT(pps_sim_costs_init(&c, 4, 1.0, 1.0, 1.0), 0);
+    r = run_from_sim(PPS_SCHED_ZB_H1, 4, 8, 1, &c, 2, 0, &res);
+    rep = report_of(r);
+    CHECK_EQ_INT(rep->sched_kind, PPS_SCHED_ZB_H1);
+    CHECK_EQ_INT(rep->inferred, 0);
+    pps_report_free(rep);
+    run_free(r);
+    pps_sim_result_release(&res);
+    pps_sim_costs_release(&c);
+}
+
 static const struct test_case cases[] = {
+    TEST(test_infer_every_family),
+    TEST(test_infer_custom_order),
+    TEST(test_named_schedule_is_kept),
     TEST(test_links_from_message_ids),
     TEST(test_links_not_believed),
     TEST(test_host_contention_and_what_is_not_believed),

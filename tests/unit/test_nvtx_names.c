@@ -43,7 +43,7 @@ static void test_defaults_before_fill(void)
     CHECK_EQ_INT(pps__nvtx_names_init(&c, 10, NULL, NULL), 0);
     const struct pps__nvtx_name *n = pps__nvtx_names_get(&c, "x", 1);
     CHECK(n != NULL);
-    CHECK_EQ_INT(n->rule, PPS__NVTX_NONE);
+    CHECK_EQ_INT(n->rule, PPS_LABEL_NONE);
     CHECK_EQ_INT(n->op.kind, -1);
     CHECK_EQ_INT(n->name_id, -1);
     pps__nvtx_names_release(&c);

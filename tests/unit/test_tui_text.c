@@ -210,18 +210,37 @@ static void test_selection_shows_only_known_fields(void)
 
 static void test_header_unknown_schedule_p_m(void)
 {
+    struct pps_store_writer *w = NULL;
     struct pps_tui ui;
     struct pps_tui_frame f;
+    struct pps_span sp[4];
     struct fx_sim x;
     const char *a, *b;
-    char row[512];
+    char path[4200], row[512];
 
+    /* A run that does not say its schedule, p or m: read from its order, and said so. */
     fx_sim_defaults(&x, PPS_SCHED_1F1B, 4, 8);
     x.no_meta = 1;
     a = sim_run_x("nometa", &x, 2);
     open_ui(&ui, a, NULL);
-    CHECK_EQ_INT(ui.models[0].rep->p, 0);
+    CHECK_EQ_INT(ui.models[0].rep->p, 4);
+    CHECK(ui.models[0].rep->inferred & PPS_INFERRED_P);
     CHECK(pps_tui_frame_init(&f, 100, 30) == 0);
+    pps_tui_draw(&ui, &f);
+    row_text(&f, 0, row, sizeof(row));
+    CHECK_STARTS(row, "ppscope view  1f1b p=4 m=8 v=1  2 iters  bubble ");
+    pps_tui_release(&ui);
+
+    /* One that no order tells: stage 1 alone, ops without microbatches. */
+    snprintf(path, sizeof(path), "%s/unknown", tmp);
+    CHECK(pps_store_writer_open(path, 0, &w, NULL) == 0);
+    for (int i = 0; i < 4; i++)
+        sp[i] = span_of(i % 2 ? PPS_SPAN_BW : PPS_SPAN_F, 1, -1, -1, -1, i * 1000000,
+                        i * 1000000 + 900000);
+    CHECK(pps_store_writer_spans(w, sp, 4, NULL) == 0);
+    CHECK(pps_store_writer_close(w, 1, NULL) == 0);
+    open_ui(&ui, path, NULL);
+    CHECK_EQ_INT(ui.models[0].rep->p, 0);
     pps_tui_draw(&ui, &f);
     row_text(&f, 0, row, sizeof(row));
     CHECK_STARTS(row, "ppscope view  schedule unknown p=? m=? v=1  2 iters  bubble ");
@@ -230,7 +249,7 @@ static void test_header_unknown_schedule_p_m(void)
 
     /* A/B: the header and the delta table's schedule row say unknown too. */
     b = sim_run("known", PPS_SCHED_1F1B, 4, 8, 2);
-    open_ui(&ui, a, b);
+    open_ui(&ui, path, b);
     pps_tui_draw(&ui, &f);
     row_text(&f, 0, row, sizeof(row));
     CHECK_STR_CONTAINS(row, "(schedule unknown)  vs  B ");
@@ -253,8 +272,9 @@ static void test_header_no_iterations_bubble_na(void)
     pps_store_writer_meta(w, "schedule", "1f1b", NULL);
     pps_store_writer_meta_int(w, "p", 2, NULL);
     pps_store_writer_meta_int(w, "m", 2, NULL);
+    /* Backwards alone: no forward starts an iteration to count them by. */
     for (int i = 0; i < 4; i++)
-        sp[i] = span_of(PPS_SPAN_F, i % 2, 0, i / 2, -1, i * 1000000, i * 1000000 + 900000);
+        sp[i] = span_of(PPS_SPAN_B, i % 2, 0, i / 2, -1, i * 1000000, i * 1000000 + 900000);
     CHECK(pps_store_writer_spans(w, sp, 4, NULL) == 0);
     CHECK(pps_store_writer_close(w, 1, NULL) == 0);
     open_ui(&ui, path, NULL);

@@ -6,7 +6,7 @@
  * - Push/pop ranges live on a per-thread stack (frames tagged with their domain, so that each
  *   domain pops its own); start/end ranges live in one table under a lock, since they may end
  *   on another thread. A range becomes a span when it ends: a pipeline op when its name matches
- *   a naming rule (patterns.h), else a named RANGE span.
+ *   a naming rule (storage/labels.h), else a named RANGE span.
  * - Each distinct name is matched and interned once (names.h); a registered string's handle is
  *   the cached entry itself, so a REGISTERED message costs no lookup.
  * - Iterations come from names that mark them ("pps:iter=3"), else are inferred from repeated
@@ -27,7 +27,7 @@
 
 #include "iters.h"
 #include "names.h"
-#include "patterns.h"
+#include "labels.h"
 #include "ppscope/trace.h"
 
 #define NAME_BYTES      512     /* longer names are cut (at a UTF-8 boundary) */
@@ -120,8 +120,8 @@ static void drop(void)
 void pps__nvtx_fill_name(void *ctx, struct pps__nvtx_name *n)
 {
     (void)ctx;
-    n->rule = pps__nvtx_match(&pps__nvtx.pat, n->text, &n->op);
-    if ((n->rule == PPS__NVTX_NONE || n->op.kind == PPS__NVTX_ITER) && pps__nvtx.keep_ranges) {
+    n->rule = pps_label_match(&pps__nvtx.pat, n->text, &n->op);
+    if ((n->rule == PPS_LABEL_NONE || n->op.kind == PPS_LABEL_ITER) && pps__nvtx.keep_ranges) {
         int32_t id = pps_trace_name(pps__nvtx.t, n->text);
         n->name_id = id >= 0 ? id : -1;
     }
@@ -130,7 +130,7 @@ void pps__nvtx_fill_name(void *ctx, struct pps__nvtx_name *n)
 static const struct pps__nvtx_name *name_of_ascii(const char *s)
 {
     char buf[NAME_BYTES];
-    size_t len = pps__nvtx_clean_name(s, buf, sizeof(buf));
+    size_t len = pps_label_clean_name(s, buf, sizeof(buf));
     if (len == 0)
         return pps__nvtx_names_get(&pps__nvtx.names, UNNAMED, strlen(UNNAMED));
     return pps__nvtx_names_get(&pps__nvtx.names, buf, len);
@@ -139,7 +139,7 @@ static const struct pps__nvtx_name *name_of_ascii(const char *s)
 static const struct pps__nvtx_name *name_of_wide(const wchar_t *ws)
 {
     char buf[NAME_BYTES];
-    pps__nvtx_utf8_from_wide(ws, buf, sizeof(buf));
+    pps_label_utf8_from_wide(ws, buf, sizeof(buf));
     return name_of_ascii(buf);
 }
 
@@ -225,7 +225,7 @@ static void record(const struct pps__nvtx_name *n, int64_t start, int64_t end, i
         drop();
         return;
     }
-    const struct pps__nvtx_op *op = &n->op;
+    const struct pps_label_op *op = &n->op;
     int stage = op->stage >= 0 ? op->stage : pps__nvtx.stage;
     int chunk = op->chunk >= 0 ? op->chunk : 0;
     switch (op->kind) {
@@ -402,7 +402,7 @@ static void end_range(nvtxRangeId_t id, int64_t now)
  * anything else is a named range of length 0. */
 static void mark(const struct pps__nvtx_name *n, int64_t now)
 {
-    if (n && n->op.kind >= 0 && n->op.kind != PPS__NVTX_ITER)
+    if (n && n->op.kind >= 0 && n->op.kind != PPS_LABEL_ITER)
         return;
     on_start(n);
     record(n, now, now, -1);
@@ -558,7 +558,7 @@ static void NVTX_API hook_name_thread_w(uint32_t tid, const wchar_t *name)
     char buf[NAME_BYTES];
     if (!enter())
         return;
-    pps__nvtx_utf8_from_wide(name, buf, sizeof(buf));
+    pps_label_utf8_from_wide(name, buf, sizeof(buf));
     name_thread(tid, buf);
     leave();
 }
@@ -599,7 +599,7 @@ static nvtxDomainHandle_t NVTX_API hook_domain_create_a(const char *name)
 static nvtxDomainHandle_t NVTX_API hook_domain_create_w(const wchar_t *name)
 {
     char buf[NAME_BYTES];
-    pps__nvtx_utf8_from_wide(name, buf, sizeof(buf));
+    pps_label_utf8_from_wide(name, buf, sizeof(buf));
     return domain_create(buf);
 }
 

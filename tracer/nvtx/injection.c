@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "names.h"
-#include "patterns.h"
+#include "labels.h"
 #include "ppscope/trace.h"
 #include "tracer_int.h"
 
@@ -137,13 +137,13 @@ static int open_run(void)
                 "\"pipeline\": keeping all\n",
                 ranges);
 
-    pps__nvtx_patterns_init(&pps__nvtx.pat);
-    rc = pps__nvtx_patterns_set_torch(&pps__nvtx.pat, getenv("PPSCOPE_NVTX_TORCH_B"),
+    pps_label_patterns_init(&pps__nvtx.pat);
+    rc = pps_label_patterns_set_torch(&pps__nvtx.pat, getenv("PPSCOPE_NVTX_TORCH_B"),
                                       getenv("PPSCOPE_NVTX_STAGES"),
                                       getenv("PPSCOPE_NVTX_STAGE_ORDER"), &err);
     if (rc)
         fprintf(stderr, "ppscope nvtx: %s\n", err.msg);
-    rc = pps__nvtx_patterns_set_regex(&pps__nvtx.pat, getenv("PPSCOPE_NVTX_REGEX"),
+    rc = pps_label_patterns_set_regex(&pps__nvtx.pat, getenv("PPSCOPE_NVTX_REGEX"),
                                       getenv("PPSCOPE_NVTX_GROUPS"), getenv("PPSCOPE_NVTX_KIND"),
                                       &err);
     if (rc)

@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #include "names.h"
-#include "patterns.h"
+#include "labels.h"
 
 /* Push/pop nesting kept per thread; deeper pushes are dropped. */
 #define PPS__NVTX_STACK_FRAMES 128
@@ -36,7 +36,7 @@ struct pps__nvtx {
     struct pps_tracer *t;
     int stage;       /* the stage of a span whose name has none */
     int keep_ranges; /* 0 with PPSCOPE_NVTX_RANGES=pipeline: only pipeline ops */
-    struct pps__nvtx_patterns pat;
+    struct pps_label_patterns pat;
     struct pps__nvtx_names names;
     atomic_int active;  /* hooks between entering and leaving the tracer */
     atomic_int closing; /* set by the exit handler, or in a forked child: hooks do nothing */

@@ -97,7 +97,7 @@ const struct pps__nvtx_name *pps__nvtx_names_get(struct pps__nvtx_names *c, cons
     found->len = len;
     memcpy(found->text, text, len);
     found->text[len] = '\0';
-    found->rule = PPS__NVTX_NONE;
+    found->rule = PPS_LABEL_NONE;
     found->op.kind = -1;
     found->name_id = -1;
     if (c->fill)

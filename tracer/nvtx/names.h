@@ -11,11 +11,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "patterns.h"
+#include "labels.h"
 
 struct pps__nvtx_name {
-    struct pps__nvtx_op op; /* what the name says (patterns.h); op.kind -1 when nothing */
-    int rule;               /* enum pps__nvtx_rule that took it */
+    struct pps_label_op op; /* what the name says (labels.h); op.kind -1 when nothing */
+    int rule;               /* enum pps_label_rule that took it */
     int32_t name_id;        /* the tracer's id for the name, -1 if none */
     uint64_t hash;
     size_t len;

@@ -1,19 +1,20 @@
 /*
- * patterns.c - NVTX range names to pipeline ops: PyTorch's "PP:" labels, ppscope's "pps:" names,
- * a user's regex (patterns.h), and the two string helpers the injection needs before matching
- * (PyTorch's emit_nvtx decorations, wide strings). Pure: no NVTX, no tracer, no I/O.
+ * labels.c - NVTX range names to pipeline ops: PyTorch's "PP:" labels, ppscope's "pps:" names,
+ * a user's regex (labels.h), other tools' step ranges, and the two string helpers the injection
+ * needs before matching (PyTorch's emit_nvtx decorations, wide strings). Pure: no NVTX, no
+ * tracer, no SQLite, no I/O.
  */
-#include "patterns.h"
+#include "labels.h"
 
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ppscope/trace.h"
+#include "storage.h"
 
 #define STAGE_MAX 32767 /* stages and chunks are 16-bit in the trace store */
 
-static void op_clear(struct pps__nvtx_op *op)
+static void op_clear(struct pps_label_op *op)
 {
     op->kind = -1;
     op->stage = -1;
@@ -82,51 +83,51 @@ struct spelling {
 };
 
 static const struct spelling spellings[] = {
-    {"f", PPS_TRACE_F},
-    {"fwd", PPS_TRACE_F},
-    {"forward", PPS_TRACE_F},
-    {"fprop", PPS_TRACE_F},
-    {"b", PPS_TRACE_B},
-    {"i", PPS_TRACE_B},
-    {"bwd_input", PPS_TRACE_B},
-    {"backward_input", PPS_TRACE_B},
-    {"bi", PPS_TRACE_B},
-    {"bx", PPS_TRACE_B},
-    {"dgrad", PPS_TRACE_B},
-    {"igrad", PPS_TRACE_B},
-    {"bgrad", PPS_TRACE_B},
-    {"input_grad", PPS_TRACE_B},
-    {"w", PPS_TRACE_W},
-    {"bwd_weight", PPS_TRACE_W},
-    {"backward_weight", PPS_TRACE_W},
-    {"bw_weight", PPS_TRACE_W},
-    {"wgrad", PPS_TRACE_W},
-    {"weight", PPS_TRACE_W},
-    {"weight_grad", PPS_TRACE_W},
-    {"bw", PPS_TRACE_BW},
-    {"bwd", PPS_TRACE_BW},
-    {"backward", PPS_TRACE_BW},
-    {"bprop", PPS_TRACE_BW},
-    {"full_backward", PPS_TRACE_BW},
-    {"send", PPS_TRACE_SEND},
-    {"isend", PPS_TRACE_SEND},
-    {"send_f", PPS_TRACE_SEND},
-    {"send_b", PPS_TRACE_SEND},
-    {"recv", PPS_TRACE_RECV},
-    {"irecv", PPS_TRACE_RECV},
-    {"receive", PPS_TRACE_RECV},
-    {"recv_f", PPS_TRACE_RECV},
-    {"recv_b", PPS_TRACE_RECV},
-    {"wait", PPS_TRACE_WAIT},
-    {"opt", PPS_TRACE_OPT},
-    {"optim", PPS_TRACE_OPT},
-    {"optimizer", PPS_TRACE_OPT},
-    {"optimizer_step", PPS_TRACE_OPT},
-    {"iter", PPS__NVTX_ITER},
-    {"iteration", PPS__NVTX_ITER},
+    {"f", PPS_SPAN_F},
+    {"fwd", PPS_SPAN_F},
+    {"forward", PPS_SPAN_F},
+    {"fprop", PPS_SPAN_F},
+    {"b", PPS_SPAN_B},
+    {"i", PPS_SPAN_B},
+    {"bwd_input", PPS_SPAN_B},
+    {"backward_input", PPS_SPAN_B},
+    {"bi", PPS_SPAN_B},
+    {"bx", PPS_SPAN_B},
+    {"dgrad", PPS_SPAN_B},
+    {"igrad", PPS_SPAN_B},
+    {"bgrad", PPS_SPAN_B},
+    {"input_grad", PPS_SPAN_B},
+    {"w", PPS_SPAN_W},
+    {"bwd_weight", PPS_SPAN_W},
+    {"backward_weight", PPS_SPAN_W},
+    {"bw_weight", PPS_SPAN_W},
+    {"wgrad", PPS_SPAN_W},
+    {"weight", PPS_SPAN_W},
+    {"weight_grad", PPS_SPAN_W},
+    {"bw", PPS_SPAN_BW},
+    {"bwd", PPS_SPAN_BW},
+    {"backward", PPS_SPAN_BW},
+    {"bprop", PPS_SPAN_BW},
+    {"full_backward", PPS_SPAN_BW},
+    {"send", PPS_SPAN_SEND},
+    {"isend", PPS_SPAN_SEND},
+    {"send_f", PPS_SPAN_SEND},
+    {"send_b", PPS_SPAN_SEND},
+    {"recv", PPS_SPAN_RECV},
+    {"irecv", PPS_SPAN_RECV},
+    {"receive", PPS_SPAN_RECV},
+    {"recv_f", PPS_SPAN_RECV},
+    {"recv_b", PPS_SPAN_RECV},
+    {"wait", PPS_SPAN_WAIT},
+    {"opt", PPS_SPAN_OPT},
+    {"optim", PPS_SPAN_OPT},
+    {"optimizer", PPS_SPAN_OPT},
+    {"optimizer_step", PPS_SPAN_OPT},
+    {"iter", PPS_LABEL_ITER},
+    {"iteration", PPS_LABEL_ITER},
 };
 
-int pps__nvtx_kind_parse(const char *text, size_t len)
+int pps_label_kind_parse(const char *text, size_t len)
 {
     if (!text)
         return -1;
@@ -195,7 +196,7 @@ static void skip_torch_seps(const char **s)
 }
 
 /* Virtual stage vs to the stage and chunk of p's layout. */
-static void map_virtual(const struct pps__nvtx_patterns *p, int vs, int *stage, int *chunk)
+static void map_virtual(const struct pps_label_patterns *p, int vs, int *stage, int *chunk)
 {
     if (p->stages <= 0) {
         *stage = vs;
@@ -212,15 +213,15 @@ static void map_virtual(const struct pps__nvtx_patterns *p, int vs, int *stage, 
  * "Forward 3" and "Backward 3" (a full backward), around its receive, compute and send posting.
  * The label has no stage: the caller's default applies.
  */
-static int match_torch_single(const char *s, struct pps__nvtx_op *op)
+static int match_torch_single(const char *s, struct pps_label_op *op)
 {
     int64_t mb;
     int kind;
     if (strncmp(s, "Forward ", 8) == 0) {
-        kind = PPS_TRACE_F;
+        kind = PPS_SPAN_F;
         s += 8;
     } else if (strncmp(s, "Backward ", 9) == 0) {
-        kind = PPS_TRACE_BW;
+        kind = PPS_SPAN_BW;
         s += 9;
     } else {
         return 0;
@@ -237,8 +238,8 @@ static int match_torch_single(const char *s, struct pps__nvtx_op *op)
     return 1;
 }
 
-int pps__nvtx_match_torch(const struct pps__nvtx_patterns *p, const char *name,
-                          struct pps__nvtx_op *op)
+int pps_label_match_torch(const struct pps_label_patterns *p, const char *name,
+                          struct pps_label_op *op)
 {
     const char *s = name;
     int64_t vs, mb = -1;
@@ -276,28 +277,28 @@ int pps__nvtx_match_torch(const struct pps__nvtx_patterns *p, const char *name,
     int kind = 0, peer_vs = -1;
     switch (type) {
     case T_F:
-        kind = PPS_TRACE_F;
+        kind = PPS_SPAN_F;
         break;
     case T_I:
-        kind = PPS_TRACE_B;
+        kind = PPS_SPAN_B;
         break;
     case T_B:
-        kind = p->torch_b_is_input ? PPS_TRACE_B : PPS_TRACE_BW;
+        kind = p->torch_b_is_input ? PPS_SPAN_B : PPS_SPAN_BW;
         break;
     case T_BW:
-        kind = PPS_TRACE_BW;
+        kind = PPS_SPAN_BW;
         break;
     case T_W:
-        kind = PPS_TRACE_W;
+        kind = PPS_SPAN_W;
         break;
     case T_SEND_F: /* activations go to the next stage, gradients come back from it */
     case T_RECV_B:
-        kind = type == T_SEND_F ? PPS_TRACE_SEND : PPS_TRACE_RECV;
+        kind = type == T_SEND_F ? PPS_SPAN_SEND : PPS_SPAN_RECV;
         peer_vs = (int)vs + 1;
         break;
     case T_RECV_F:
     case T_SEND_B:
-        kind = type == T_RECV_F ? PPS_TRACE_RECV : PPS_TRACE_SEND;
+        kind = type == T_RECV_F ? PPS_SPAN_RECV : PPS_SPAN_SEND;
         peer_vs = (int)vs - 1;
         break;
     }
@@ -319,9 +320,9 @@ struct pps_key {
 };
 
 static const struct pps_key pps_keys[] = {
-    {"stage", PPS__NVTX_FIELD_STAGE}, {"mb", PPS__NVTX_FIELD_MB},
-    {"chunk", PPS__NVTX_FIELD_CHUNK}, {"iter", PPS__NVTX_FIELD_ITER},
-    {"peer", PPS__NVTX_FIELD_PEER},   {"bytes", PPS__NVTX_FIELD_BYTES},
+    {"stage", PPS_LABEL_FIELD_STAGE}, {"mb", PPS_LABEL_FIELD_MB},
+    {"chunk", PPS_LABEL_FIELD_CHUNK}, {"iter", PPS_LABEL_FIELD_ITER},
+    {"peer", PPS_LABEL_FIELD_PEER},   {"bytes", PPS_LABEL_FIELD_BYTES},
 };
 
 static int word_is(const char *w, size_t len, const char *lower_text)
@@ -334,32 +335,32 @@ static int word_is(const char *w, size_t len, const char *lower_text)
 }
 
 /* Stores the integer text[0..len) in op's field; 0 if it is not a valid value or already set. */
-static int set_field(struct pps__nvtx_op *op, int field, const char *text, size_t len)
+static int set_field(struct pps_label_op *op, int field, const char *text, size_t len)
 {
     int64_t v;
-    int64_t max = field == PPS__NVTX_FIELD_BYTES                                   ? INT64_MAX
-                  : (field == PPS__NVTX_FIELD_MB || field == PPS__NVTX_FIELD_ITER) ? INT32_MAX
+    int64_t max = field == PPS_LABEL_FIELD_BYTES                                   ? INT64_MAX
+                  : (field == PPS_LABEL_FIELD_MB || field == PPS_LABEL_FIELD_ITER) ? INT32_MAX
                                                                                    : STAGE_MAX;
     if (!parse_uint(text, len, max, &v))
         return 0;
     int *slot = NULL;
     switch (field) {
-    case PPS__NVTX_FIELD_STAGE:
+    case PPS_LABEL_FIELD_STAGE:
         slot = &op->stage;
         break;
-    case PPS__NVTX_FIELD_CHUNK:
+    case PPS_LABEL_FIELD_CHUNK:
         slot = &op->chunk;
         break;
-    case PPS__NVTX_FIELD_MB:
+    case PPS_LABEL_FIELD_MB:
         slot = &op->mb;
         break;
-    case PPS__NVTX_FIELD_ITER:
+    case PPS_LABEL_FIELD_ITER:
         slot = &op->iter;
         break;
-    case PPS__NVTX_FIELD_PEER:
+    case PPS_LABEL_FIELD_PEER:
         slot = &op->peer;
         break;
-    case PPS__NVTX_FIELD_BYTES:
+    case PPS_LABEL_FIELD_BYTES:
         if (op->bytes >= 0)
             return 0;
         op->bytes = v;
@@ -373,7 +374,7 @@ static int set_field(struct pps__nvtx_op *op, int field, const char *text, size_
     return 1;
 }
 
-int pps__nvtx_match_pps(const char *name, struct pps__nvtx_op *op)
+int pps_label_match_pps(const char *name, struct pps_label_op *op)
 {
     const char *s = name;
     op_clear(op);
@@ -410,7 +411,7 @@ int pps__nvtx_match_pps(const char *name, struct pps__nvtx_op *op)
             if (!set_field(op, field, v, (size_t)(s - v)))
                 goto malformed;
         } else {
-            int kind = pps__nvtx_kind_parse(w, wlen);
+            int kind = pps_label_kind_parse(w, wlen);
             if (kind < 0 || op->kind >= 0)
                 goto malformed;
             op->kind = kind;
@@ -419,8 +420,8 @@ int pps__nvtx_match_pps(const char *name, struct pps__nvtx_op *op)
             goto malformed;
     }
     if (op->kind < 0 && op->iter >= 0)
-        op->kind = PPS__NVTX_ITER;
-    if (op->kind < 0 || (op->kind == PPS__NVTX_ITER && op->iter < 0))
+        op->kind = PPS_LABEL_ITER;
+    if (op->kind < 0 || (op->kind == PPS_LABEL_ITER && op->iter < 0))
         goto malformed;
     return 1;
 malformed:
@@ -436,11 +437,11 @@ struct field_name {
 };
 
 static const struct field_name field_names[] = {
-    {"kind", PPS__NVTX_FIELD_KIND},   {"stage", PPS__NVTX_FIELD_STAGE},
-    {"mb", PPS__NVTX_FIELD_MB},       {"microbatch", PPS__NVTX_FIELD_MB},
-    {"chunk", PPS__NVTX_FIELD_CHUNK}, {"iter", PPS__NVTX_FIELD_ITER},
-    {"peer", PPS__NVTX_FIELD_PEER},   {"bytes", PPS__NVTX_FIELD_BYTES},
-    {"_", PPS__NVTX_FIELD_SKIP},      {"", PPS__NVTX_FIELD_SKIP},
+    {"kind", PPS_LABEL_FIELD_KIND},   {"stage", PPS_LABEL_FIELD_STAGE},
+    {"mb", PPS_LABEL_FIELD_MB},       {"microbatch", PPS_LABEL_FIELD_MB},
+    {"chunk", PPS_LABEL_FIELD_CHUNK}, {"iter", PPS_LABEL_FIELD_ITER},
+    {"peer", PPS_LABEL_FIELD_PEER},   {"bytes", PPS_LABEL_FIELD_BYTES},
+    {"_", PPS_LABEL_FIELD_SKIP},      {"", PPS_LABEL_FIELD_SKIP},
 };
 
 static int empty(const char *s)
@@ -473,9 +474,9 @@ static int parse_groups(const char *groups, int *fields, struct pps_err *err)
                         (int)(len > 40 ? 40 : len), w);
             return -1;
         }
-        if (n == PPS__NVTX_MAX_GROUPS) {
+        if (n == PPS_LABEL_MAX_GROUPS) {
             pps_err_set(err, PPS_EINVAL, "PPSCOPE_NVTX_GROUPS: more than %d groups: regex ignored",
-                        PPS__NVTX_MAX_GROUPS);
+                        PPS_LABEL_MAX_GROUPS);
             return -1;
         }
         fields[n++] = field;
@@ -491,10 +492,10 @@ static int parse_groups(const char *groups, int *fields, struct pps_err *err)
     return n;
 }
 
-int pps__nvtx_patterns_set_regex(struct pps__nvtx_patterns *p, const char *regex,
+int pps_label_patterns_set_regex(struct pps_label_patterns *p, const char *regex,
                                  const char *groups, const char *kind, struct pps_err *err)
 {
-    int fields[PPS__NVTX_MAX_GROUPS];
+    int fields[PPS_LABEL_MAX_GROUPS];
     int n = 0, fixed = 0, has_kind_group = 0, rc;
     regex_t re;
 
@@ -517,10 +518,10 @@ int pps__nvtx_patterns_set_regex(struct pps__nvtx_patterns *p, const char *regex
     if (n < 0)
         return PPS_EINVAL;
     for (int i = 0; i < n; i++)
-        has_kind_group |= fields[i] == PPS__NVTX_FIELD_KIND;
+        has_kind_group |= fields[i] == PPS_LABEL_FIELD_KIND;
     if (!empty(kind)) {
-        fixed = pps__nvtx_kind_parse(kind, strlen(kind));
-        if (fixed < 0 || fixed == PPS__NVTX_ITER)
+        fixed = pps_label_kind_parse(kind, strlen(kind));
+        if (fixed < 0 || fixed == PPS_LABEL_ITER)
             return pps_err_set(err, PPS_EINVAL,
                                "PPSCOPE_NVTX_KIND: \"%.40s\" is not a kind (F, B, W, BW, SEND, "
                                "RECV, WAIT, OPT): regex ignored",
@@ -551,10 +552,10 @@ int pps__nvtx_patterns_set_regex(struct pps__nvtx_patterns *p, const char *regex
     return 0;
 }
 
-int pps__nvtx_match_regex(const struct pps__nvtx_patterns *p, const char *name,
-                          struct pps__nvtx_op *op)
+int pps_label_match_regex(const struct pps_label_patterns *p, const char *name,
+                          struct pps_label_op *op)
 {
-    regmatch_t m[PPS__NVTX_MAX_GROUPS + 1];
+    regmatch_t m[PPS_LABEL_MAX_GROUPS + 1];
     op_clear(op);
     if (!p->have_regex || !name)
         return 0;
@@ -563,13 +564,13 @@ int pps__nvtx_match_regex(const struct pps__nvtx_patterns *p, const char *name,
     for (int i = 0; i < p->n_groups; i++) {
         const regmatch_t *g = &m[i + 1];
         int field = p->group_field[i];
-        if (field == PPS__NVTX_FIELD_SKIP || g->rm_so < 0)
+        if (field == PPS_LABEL_FIELD_SKIP || g->rm_so < 0)
             continue;
         const char *text = name + g->rm_so;
         size_t len = (size_t)(g->rm_eo - g->rm_so);
-        if (field == PPS__NVTX_FIELD_KIND) {
-            int kind = pps__nvtx_kind_parse(text, len);
-            if (kind < 0 || kind == PPS__NVTX_ITER)
+        if (field == PPS_LABEL_FIELD_KIND) {
+            int kind = pps_label_kind_parse(text, len);
+            if (kind < 0 || kind == PPS_LABEL_ITER)
                 goto no;
             op->kind = kind;
         } else if (!set_field(op, field, text, len)) {
@@ -588,19 +589,19 @@ no:
 
 /* ---- settings and the rules in order ---------------------------------------------------- */
 
-void pps__nvtx_patterns_init(struct pps__nvtx_patterns *p)
+void pps_label_patterns_init(struct pps_label_patterns *p)
 {
     memset(p, 0, sizeof(*p));
 }
 
-void pps__nvtx_patterns_release(struct pps__nvtx_patterns *p)
+void pps_label_patterns_release(struct pps_label_patterns *p)
 {
     if (p->have_regex)
         regfree(&p->regex);
     p->have_regex = 0;
 }
 
-int pps__nvtx_patterns_set_torch(struct pps__nvtx_patterns *p, const char *b_means,
+int pps_label_patterns_set_torch(struct pps_label_patterns *p, const char *b_means,
                                  const char *stages, const char *order, struct pps_err *err)
 {
     int rc = 0;
@@ -635,16 +636,16 @@ int pps__nvtx_patterns_set_torch(struct pps__nvtx_patterns *p, const char *b_mea
     return rc;
 }
 
-int pps__nvtx_match(const struct pps__nvtx_patterns *p, const char *name, struct pps__nvtx_op *op)
+int pps_label_match(const struct pps_label_patterns *p, const char *name, struct pps_label_op *op)
 {
-    if (pps__nvtx_match_torch(p, name, op))
-        return PPS__NVTX_TORCH;
-    if (pps__nvtx_match_pps(name, op))
-        return PPS__NVTX_PPS;
-    if (pps__nvtx_match_regex(p, name, op))
-        return PPS__NVTX_REGEX;
+    if (pps_label_match_torch(p, name, op))
+        return PPS_LABEL_TORCH;
+    if (pps_label_match_pps(name, op))
+        return PPS_LABEL_PPS;
+    if (pps_label_match_regex(p, name, op))
+        return PPS_LABEL_REGEX;
     op_clear(op);
-    return PPS__NVTX_NONE;
+    return PPS_LABEL_NONE;
 }
 
 /* ---- names ------------------------------------------------------------------------------ */
@@ -663,7 +664,7 @@ static size_t utf8_cut(const char *s, size_t len)
     return (len - (k - 1) >= need) ? len : k - 1;
 }
 
-size_t pps__nvtx_clean_name(const char *name, char *out, size_t n)
+size_t pps_label_clean_name(const char *name, char *out, size_t n)
 {
     static const char *const tails[] = {
         ", seq = ", ", op_id = ", ", sizes = ", ", input_op_ids = "};
@@ -687,7 +688,7 @@ size_t pps__nvtx_clean_name(const char *name, char *out, size_t n)
     return len;
 }
 
-size_t pps__nvtx_utf8_from_wide(const wchar_t *ws, char *out, size_t n)
+size_t pps_label_utf8_from_wide(const wchar_t *ws, char *out, size_t n)
 {
     size_t k = 0;
     for (; ws && *ws; ws++) {
@@ -727,4 +728,35 @@ size_t pps__nvtx_utf8_from_wide(const wchar_t *ws, char *out, size_t n)
     }
     out[k] = '\0';
     return k;
+}
+
+/* ---- other tools' step ranges ----------------------------------------------------------- */
+
+int pps_label_step(const char *name, int *iter)
+{
+    /* Longest first where one word is a prefix of another. */
+    static const char *const words[] = {"profilerstep", "iteration", "step", "iter"};
+    int64_t v;
+
+    if (!name)
+        return 0;
+    for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+        size_t n = strlen(words[i]);
+        const char *s = name + n;
+        if (strlen(name) < n || !word_is(name, n, words[i]))
+            continue;
+        /* "steps 3" or "iterator" are other words: a separator or the number must follow. */
+        /* Not '-': "step -1" is no step. */
+        while (*s == ' ' || *s == '_' || *s == '#' || *s == ':' || *s == '=')
+            s++;
+        if (!read_uint(&s, INT32_MAX, &v))
+            return 0;
+        while (is_space(*s))
+            s++;
+        if (*s != '\0')
+            return 0;
+        *iter = (int)v;
+        return 1;
+    }
+    return 0;
 }

@@ -1,34 +1,34 @@
 /*
- * test_nvtx_patterns.c - the NVTX injection's naming rules (tracer/nvtx/patterns.c), table by
- * table: every PyTorch label spelling, ppscope's "pps:" names, the user regex and its settings,
- * the fallbacks and malformed names; and the two string helpers (emit_nvtx decorations, wide
- * strings).
+ * test_labels.c - the naming rules of NVTX ranges (storage/labels.c) that the NVTX injection and
+ * the importers share, table by table: every PyTorch label spelling, ppscope's "pps:" names, the
+ * user regex and its settings, the fallbacks and malformed names; and the two string helpers
+ * (emit_nvtx decorations, wide strings).
  */
 #include <wchar.h>
 
-#include "patterns.h"
-#include "ppscope/trace.h"
+#include "labels.h"
+#include "storage.h"
 #include "test.h"
 
-enum { F = PPS_TRACE_F, B = PPS_TRACE_B, W = PPS_TRACE_W, BW = PPS_TRACE_BW };
-enum { SEND = PPS_TRACE_SEND, RECV = PPS_TRACE_RECV, WAIT = PPS_TRACE_WAIT, OPT = PPS_TRACE_OPT };
-enum { ITER = PPS__NVTX_ITER, NONE = PPS__NVTX_NONE, TORCH = PPS__NVTX_TORCH };
-enum { PPS = PPS__NVTX_PPS, REGEX = PPS__NVTX_REGEX };
+enum { F = PPS_SPAN_F, B = PPS_SPAN_B, W = PPS_SPAN_W, BW = PPS_SPAN_BW };
+enum { SEND = PPS_SPAN_SEND, RECV = PPS_SPAN_RECV, WAIT = PPS_SPAN_WAIT, OPT = PPS_SPAN_OPT };
+enum { ITER = PPS_LABEL_ITER, NONE = PPS_LABEL_NONE, TORCH = PPS_LABEL_TORCH };
+enum { PPS = PPS_LABEL_PPS, REGEX = PPS_LABEL_REGEX };
 
 struct row {
     const char *name;
-    int rule; /* enum pps__nvtx_rule */
+    int rule; /* enum pps_label_rule */
     int kind, stage, chunk, mb, iter, peer;
     int64_t bytes;
 };
 
-/* Runs every row through pps__nvtx_match with p; reports each mismatch with the row's name. */
-static void check_rows(const struct pps__nvtx_patterns *p, const struct row *rows, size_t n)
+/* Runs every row through pps_label_match with p; reports each mismatch with the row's name. */
+static void check_rows(const struct pps_label_patterns *p, const struct row *rows, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         const struct row *r = &rows[i];
-        struct pps__nvtx_op op;
-        int rule = pps__nvtx_match(p, r->name, &op);
+        struct pps_label_op op;
+        int rule = pps_label_match(p, r->name, &op);
         int ok = rule == r->rule;
         if (r->rule == NONE)
             ok = ok && op.kind == -1 && op.stage == -1 && op.mb == -1;
@@ -49,11 +49,11 @@ static void check_rows(const struct pps__nvtx_patterns *p, const struct row *row
 }
 
 /* Every name must be "not a pipeline op", with the op all -1. */
-static void check_none(const struct pps__nvtx_patterns *p, const char *const *names, size_t n)
+static void check_none(const struct pps_label_patterns *p, const char *const *names, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        struct pps__nvtx_op op;
-        int rule = pps__nvtx_match(p, names[i], &op);
+        struct pps_label_op op;
+        int rule = pps_label_match(p, names[i], &op);
         if (rule != NONE || op.kind != -1 || op.stage != -1 || op.mb != -1 || op.bytes != -1) {
             fprintf(stderr, "  \"%s\": rule %d kind %d, expected no pipeline op\n",
                     names[i] ? names[i] : "(null)", rule, op.kind);
@@ -83,10 +83,10 @@ static void test_torch_labels_every_action_type(void)
         {"PP:0SEND_B0", TORCH, SEND, 0, 0, 0, -1, -1, -1},
         {"PP:1F", TORCH, F, 1, 0, -1, -1, -1, -1}, /* PyTorch omits a missing microbatch */
     };
-    struct pps__nvtx_patterns p;
-    pps__nvtx_patterns_init(&p);
+    struct pps_label_patterns p;
+    pps_label_patterns_init(&p);
     check_rows(&p, rows, N_ROWS(rows));
-    pps__nvtx_patterns_release(&p);
+    pps_label_patterns_release(&p);
 }
 
 static void test_torch_labels_tolerate_separators_and_emit_nvtx_suffixes(void)
@@ -103,10 +103,10 @@ static void test_torch_labels_tolerate_separators_and_emit_nvtx_suffixes(void)
         {"PP:0F3, seq = 12, op_id = 40", TORCH, F, 0, 0, 3, -1, -1, -1},
         {"PP:1I2, op_id = 7", TORCH, B, 1, 0, 2, -1, -1, -1},
     };
-    struct pps__nvtx_patterns p;
-    pps__nvtx_patterns_init(&p);
+    struct pps_label_patterns p;
+    pps_label_patterns_init(&p);
     check_rows(&p, rows, N_ROWS(rows));
-    pps__nvtx_patterns_release(&p);
+    pps_label_patterns_release(&p);
 }
 
 static void test_torch_single_stage_schedule_labels(void)
@@ -118,11 +118,11 @@ static void test_torch_single_stage_schedule_labels(void)
     };
     static const char *const names[] = {"Forward",   "Forward x",   "Forward 3x",
                                         "forward 3", "Backward  3", "Forward 3 of 8"};
-    struct pps__nvtx_patterns p;
-    pps__nvtx_patterns_init(&p);
+    struct pps_label_patterns p;
+    pps_label_patterns_init(&p);
     check_rows(&p, rows, N_ROWS(rows));
     check_none(&p, names, N_ROWS(names));
-    pps__nvtx_patterns_release(&p);
+    pps_label_patterns_release(&p);
 }
 
 static void test_torch_actions_that_are_not_pipeline_ops_fall_back(void)
@@ -145,10 +145,10 @@ static void test_torch_actions_that_are_not_pipeline_ops_fall_back(void)
         "PP:0F99999999999",
         "",
     };
-    struct pps__nvtx_patterns p;
-    pps__nvtx_patterns_init(&p);
+    struct pps_label_patterns p;
+    pps_label_patterns_init(&p);
     check_none(&p, names, N_ROWS(names));
-    pps__nvtx_patterns_release(&p);
+    pps_label_patterns_release(&p);
 }
 
 static void test_torch_b_means_input_in_older_releases(void)
@@ -158,14 +158,14 @@ static void test_torch_b_means_input_in_older_releases(void)
         {"PP:3BW2", TORCH, BW, 3, 0, 2, -1, -1, -1},
         {"PP:3I2", TORCH, B, 3, 0, 2, -1, -1, -1},
     };
-    struct pps__nvtx_patterns p;
+    struct pps_label_patterns p;
     struct pps_err err = {0};
-    pps__nvtx_patterns_init(&p);
-    CHECK_EQ_INT(pps__nvtx_patterns_set_torch(&p, "input", NULL, NULL, &err), 0);
+    pps_label_patterns_init(&p);
+    CHECK_EQ_INT(pps_label_patterns_set_torch(&p, "input", NULL, NULL, &err), 0);
     check_rows(&p, rows, N_ROWS(rows));
-    CHECK_EQ_INT(pps__nvtx_patterns_set_torch(&p, "FULL", NULL, NULL, &err), 0);
+    CHECK_EQ_INT(pps_label_patterns_set_torch(&p, "FULL", NULL, NULL, &err), 0);
     CHECK_EQ_INT(p.torch_b_is_input, 0);
-    pps__nvtx_patterns_release(&p);
+    pps_label_patterns_release(&p);
 }
 
 static void test_torch_virtual_stages_map_to_stage_and_chunk(void)
@@ -183,32 +183,32 @@ static void test_torch_virtual_stages_map_to_stage_and_chunk(void)
         {"PP:7W1", TORCH, W, 0, 1, 1, -1, -1, -1},
         {"PP:3SEND_F0", TORCH, SEND, 3, 0, 0, -1, 3, -1}, /* to virtual 4, also on rank 3 */
     };
-    struct pps__nvtx_patterns p;
+    struct pps_label_patterns p;
     struct pps_err err = {0};
-    pps__nvtx_patterns_init(&p);
-    CHECK_EQ_INT(pps__nvtx_patterns_set_torch(&p, NULL, "4", NULL, &err), 0);
+    pps_label_patterns_init(&p);
+    CHECK_EQ_INT(pps_label_patterns_set_torch(&p, NULL, "4", NULL, &err), 0);
     check_rows(&p, loop, N_ROWS(loop));
-    CHECK_EQ_INT(pps__nvtx_patterns_set_torch(&p, NULL, NULL, "v", &err), 0);
+    CHECK_EQ_INT(pps_label_patterns_set_torch(&p, NULL, NULL, "v", &err), 0);
     check_rows(&p, vshape, N_ROWS(vshape));
-    pps__nvtx_patterns_release(&p);
+    pps_label_patterns_release(&p);
 }
 
 static void test_torch_settings_reject_bad_values(void)
 {
-    struct pps__nvtx_patterns p;
+    struct pps_label_patterns p;
     struct pps_err err = {0};
-    pps__nvtx_patterns_init(&p);
-    CHECK_EQ_INT(pps__nvtx_patterns_set_torch(&p, "half", NULL, NULL, &err), PPS_EINVAL);
+    pps_label_patterns_init(&p);
+    CHECK_EQ_INT(pps_label_patterns_set_torch(&p, "half", NULL, NULL, &err), PPS_EINVAL);
     CHECK_STR_CONTAINS(err.msg, "PPSCOPE_NVTX_TORCH_B");
-    CHECK_EQ_INT(pps__nvtx_patterns_set_torch(&p, NULL, "0", NULL, &err), PPS_EINVAL);
+    CHECK_EQ_INT(pps_label_patterns_set_torch(&p, NULL, "0", NULL, &err), PPS_EINVAL);
     CHECK_STR_CONTAINS(err.msg, "PPSCOPE_NVTX_STAGES");
-    CHECK_EQ_INT(pps__nvtx_patterns_set_torch(&p, NULL, "four", NULL, &err), PPS_EINVAL);
-    CHECK_EQ_INT(pps__nvtx_patterns_set_torch(&p, NULL, NULL, "zigzag", &err), PPS_EINVAL);
+    CHECK_EQ_INT(pps_label_patterns_set_torch(&p, NULL, "four", NULL, &err), PPS_EINVAL);
+    CHECK_EQ_INT(pps_label_patterns_set_torch(&p, NULL, NULL, "zigzag", &err), PPS_EINVAL);
     CHECK_STR_CONTAINS(err.msg, "PPSCOPE_NVTX_STAGE_ORDER");
     CHECK_EQ_INT(p.torch_b_is_input, 0);
     CHECK_EQ_INT(p.stages, 0);
     CHECK_EQ_INT(p.vshape, 0);
-    pps__nvtx_patterns_release(&p);
+    pps_label_patterns_release(&p);
 }
 
 /* ---- (b) ppscope's names ---------------------------------------------------------------- */
@@ -228,10 +228,10 @@ static void test_pps_names_every_kind_and_key(void)
         {"pps:iter=4", PPS, ITER, -1, -1, -1, 4, -1, -1},
         {"pps:ITER iter=5", PPS, ITER, -1, -1, -1, 5, -1, -1},
     };
-    struct pps__nvtx_patterns p;
-    pps__nvtx_patterns_init(&p);
+    struct pps_label_patterns p;
+    pps_label_patterns_init(&p);
     check_rows(&p, rows, N_ROWS(rows));
-    pps__nvtx_patterns_release(&p);
+    pps_label_patterns_release(&p);
 }
 
 static void test_pps_names_are_order_and_case_insensitive(void)
@@ -244,12 +244,12 @@ static void test_pps_names_are_order_and_case_insensitive(void)
         {"pps:backward_weight stage=0 mb=0", PPS, W, 0, -1, 0, -1, -1, -1},
         {"pps:Bwd-Input stage=0 mb=0", PPS, B, 0, -1, 0, -1, -1, -1},
     };
-    struct pps__nvtx_patterns p;
-    pps__nvtx_patterns_init(&p);
+    struct pps_label_patterns p;
+    pps_label_patterns_init(&p);
     check_rows(&p, rows, N_ROWS(rows));
     static const char *const unknown_kind[] = {"pps: stage=2, mb=3, kind_free"};
     check_none(&p, unknown_kind, 1);
-    pps__nvtx_patterns_release(&p);
+    pps_label_patterns_release(&p);
 }
 
 static void test_pps_malformed_names_are_not_pipeline_ops(void)
@@ -273,10 +273,10 @@ static void test_pps_malformed_names_are_not_pipeline_ops(void)
         "ppsF stage=1",
         "pp",
     };
-    struct pps__nvtx_patterns p;
-    pps__nvtx_patterns_init(&p);
+    struct pps_label_patterns p;
+    pps_label_patterns_init(&p);
     check_none(&p, names, N_ROWS(names));
-    pps__nvtx_patterns_release(&p);
+    pps_label_patterns_release(&p);
 }
 
 static void test_kind_spellings(void)
@@ -296,16 +296,16 @@ static void test_kind_spellings(void)
         {"x", -1},          {"fw", -1},        {"forwards", -1},    {"send_", -1},
     };
     for (size_t i = 0; i < N_ROWS(rows); i++) {
-        int k = pps__nvtx_kind_parse(rows[i].text, strlen(rows[i].text));
+        int k = pps_label_kind_parse(rows[i].text, strlen(rows[i].text));
         if (k != rows[i].kind) {
             fprintf(stderr, "  kind \"%s\": %d, expected %d\n", rows[i].text, k, rows[i].kind);
             CHECK(0);
         }
     }
     /* The length bounds the text: "fwd_s1" starts with a kind but is not one. */
-    CHECK_EQ_INT(pps__nvtx_kind_parse("fwd_s1", 3), F);
-    CHECK_EQ_INT(pps__nvtx_kind_parse("fwd_s1", 6), -1);
-    CHECK_EQ_INT(pps__nvtx_kind_parse(NULL, 0), -1);
+    CHECK_EQ_INT(pps_label_kind_parse("fwd_s1", 3), F);
+    CHECK_EQ_INT(pps_label_kind_parse("fwd_s1", 6), -1);
+    CHECK_EQ_INT(pps_label_kind_parse(NULL, 0), -1);
 }
 
 /* ---- (c) the user's regex --------------------------------------------------------------- */
@@ -317,14 +317,14 @@ static void test_regex_with_a_fixed_kind(void)
         {"PP:0F3", TORCH, F, 0, 0, 3, -1, -1, -1}, /* the built-in rules come first */
     };
     static const char *const others[] = {"fwd_s2_mb", "xfwd_s2_mb3", "data loading"};
-    struct pps__nvtx_patterns p;
+    struct pps_label_patterns p;
     struct pps_err err = {0};
-    pps__nvtx_patterns_init(&p);
+    pps_label_patterns_init(&p);
     CHECK_EQ_INT(
-        pps__nvtx_patterns_set_regex(&p, "^fwd_s([0-9]+)_mb([0-9]+)$", "stage,mb", "F", &err), 0);
+        pps_label_patterns_set_regex(&p, "^fwd_s([0-9]+)_mb([0-9]+)$", "stage,mb", "F", &err), 0);
     check_rows(&p, rows, N_ROWS(rows));
     check_none(&p, others, N_ROWS(others));
-    pps__nvtx_patterns_release(&p);
+    pps_label_patterns_release(&p);
 }
 
 static void test_regex_with_a_kind_group_and_skipped_groups(void)
@@ -340,26 +340,26 @@ static void test_regex_with_a_kind_group_and_skipped_groups(void)
     };
     /* "step" is no kind, nor is "iter" here. */
     static const char *const not_kinds[] = {"step_s0_mb9", "iter_s0_mb9"};
-    struct pps__nvtx_patterns p;
+    struct pps_label_patterns p;
     struct pps_err err = {0};
-    pps__nvtx_patterns_init(&p);
-    CHECK_EQ_INT(pps__nvtx_patterns_set_regex(&p, "^([a-z]+)_s([0-9]+)_mb([0-9]+)$",
+    pps_label_patterns_init(&p);
+    CHECK_EQ_INT(pps_label_patterns_set_regex(&p, "^([a-z]+)_s([0-9]+)_mb([0-9]+)$",
                                               "kind,stage,mb", NULL, &err),
                  0);
     check_rows(&p, rows, 3);
     check_none(&p, not_kinds, N_ROWS(not_kinds));
     /* A group named "_" is matched but ignored. */
     CHECK_EQ_INT(
-        pps__nvtx_patterns_set_regex(&p, "^layer([0-9]+)/([a-z]+)/s([0-9]+)/c([0-9]+)/mb([0-9]+)$",
+        pps_label_patterns_set_regex(&p, "^layer([0-9]+)/([a-z]+)/s([0-9]+)/c([0-9]+)/mb([0-9]+)$",
                                      "_, kind, stage, chunk, microbatch", "F", &err),
         0);
     check_rows(&p, rows + 3, 2);
     /* An optional group that did not take part leaves its field unknown. */
-    CHECK_EQ_INT(pps__nvtx_patterns_set_regex(&p, "^fwd(_c([0-9]+))?_mb([0-9]+)$", "_,chunk,mb",
+    CHECK_EQ_INT(pps_label_patterns_set_regex(&p, "^fwd(_c([0-9]+))?_mb([0-9]+)$", "_,chunk,mb",
                                               "fwd", &err),
                  0);
     check_rows(&p, rows + 5, 2);
-    pps__nvtx_patterns_release(&p);
+    pps_label_patterns_release(&p);
 }
 
 static void test_regex_settings_fail_with_one_line_reasons(void)
@@ -379,44 +379,44 @@ static void test_regex_settings_fail_with_one_line_reasons(void)
         {"", NULL, "F", "PPSCOPE_NVTX_REGEX is not"},
     };
     for (size_t i = 0; i < N_ROWS(rows); i++) {
-        struct pps__nvtx_patterns p;
+        struct pps_label_patterns p;
         struct pps_err err = {0};
-        pps__nvtx_patterns_init(&p);
+        pps_label_patterns_init(&p);
         CHECK_EQ_INT(
-            pps__nvtx_patterns_set_regex(&p, rows[i].regex, rows[i].groups, rows[i].kind, &err),
+            pps_label_patterns_set_regex(&p, rows[i].regex, rows[i].groups, rows[i].kind, &err),
             PPS_EINVAL);
         CHECK_STR_CONTAINS(err.msg, rows[i].want);
         CHECK(strchr(err.msg, '\n') == NULL);
         CHECK_EQ_INT(p.have_regex, 0);
-        pps__nvtx_patterns_release(&p);
+        pps_label_patterns_release(&p);
     }
     /* Nothing set is no regex and no error. */
-    struct pps__nvtx_patterns p;
-    pps__nvtx_patterns_init(&p);
-    CHECK_EQ_INT(pps__nvtx_patterns_set_regex(&p, NULL, "", NULL, NULL), 0);
+    struct pps_label_patterns p;
+    pps_label_patterns_init(&p);
+    CHECK_EQ_INT(pps_label_patterns_set_regex(&p, NULL, "", NULL, NULL), 0);
     CHECK_EQ_INT(p.have_regex, 0);
     /* A bad regex after a good one leaves none, and the rules (a) and (b) still work. */
-    CHECK_EQ_INT(pps__nvtx_patterns_set_regex(&p, "^f([0-9]+)$", "mb", "F", NULL), 0);
-    CHECK_EQ_INT(pps__nvtx_patterns_set_regex(&p, "^f([0-9]+$", "mb", "F", NULL), PPS_EINVAL);
-    struct pps__nvtx_op op;
-    CHECK_EQ_INT(pps__nvtx_match(&p, "f3", &op), NONE);
-    CHECK_EQ_INT(pps__nvtx_match(&p, "PP:0F3", &op), TORCH);
-    pps__nvtx_patterns_release(&p);
+    CHECK_EQ_INT(pps_label_patterns_set_regex(&p, "^f([0-9]+)$", "mb", "F", NULL), 0);
+    CHECK_EQ_INT(pps_label_patterns_set_regex(&p, "^f([0-9]+$", "mb", "F", NULL), PPS_EINVAL);
+    struct pps_label_op op;
+    CHECK_EQ_INT(pps_label_match(&p, "f3", &op), NONE);
+    CHECK_EQ_INT(pps_label_match(&p, "PP:0F3", &op), TORCH);
+    pps_label_patterns_release(&p);
 }
 
 static void test_regex_values_that_do_not_parse_are_no_match(void)
 {
-    struct pps__nvtx_patterns p;
-    struct pps__nvtx_op op;
-    pps__nvtx_patterns_init(&p);
+    struct pps_label_patterns p;
+    struct pps_label_op op;
+    pps_label_patterns_init(&p);
     CHECK_EQ_INT(
-        pps__nvtx_patterns_set_regex(&p, "^op_([a-z]+)_([0-9a-z]+)$", "kind,mb", NULL, NULL), 0);
-    CHECK_EQ_INT(pps__nvtx_match(&p, "op_fwd_12", &op), REGEX);
+        pps_label_patterns_set_regex(&p, "^op_([a-z]+)_([0-9a-z]+)$", "kind,mb", NULL, NULL), 0);
+    CHECK_EQ_INT(pps_label_match(&p, "op_fwd_12", &op), REGEX);
     CHECK_EQ_INT(op.mb, 12);
-    CHECK_EQ_INT(pps__nvtx_match(&p, "op_fwd_1x", &op), NONE);
+    CHECK_EQ_INT(pps_label_match(&p, "op_fwd_1x", &op), NONE);
     CHECK_EQ_INT(op.kind, -1);
-    CHECK_EQ_INT(pps__nvtx_match(&p, "op_nope_1", &op), NONE);
-    pps__nvtx_patterns_release(&p);
+    CHECK_EQ_INT(pps_label_match(&p, "op_nope_1", &op), NONE);
+    pps_label_patterns_release(&p);
 }
 
 /* ---- fallbacks: ordinary range names ---------------------------------------------------- */
@@ -432,10 +432,10 @@ static void test_ordinary_names_are_not_pipeline_ops(void)
         "PP 0F3",
         NULL,
     };
-    struct pps__nvtx_patterns p;
-    pps__nvtx_patterns_init(&p);
+    struct pps_label_patterns p;
+    pps_label_patterns_init(&p);
     check_none(&p, names, N_ROWS(names));
-    pps__nvtx_patterns_release(&p);
+    pps_label_patterns_release(&p);
 }
 
 /* ---- names ------------------------------------------------------------------------------ */
@@ -455,39 +455,67 @@ static void test_clean_name_drops_emit_nvtx_decorations(void)
     };
     char buf[128];
     for (size_t i = 0; i < N_ROWS(rows); i++) {
-        size_t n = pps__nvtx_clean_name(rows[i].in, buf, sizeof(buf));
+        size_t n = pps_label_clean_name(rows[i].in, buf, sizeof(buf));
         if (strcmp(buf, rows[i].out) != 0 || n != strlen(rows[i].out)) {
             fprintf(stderr, "  clean \"%s\": \"%s\", expected \"%s\"\n", rows[i].in, buf,
                     rows[i].out);
             CHECK(0);
         }
     }
-    CHECK_EQ_INT(pps__nvtx_clean_name(NULL, buf, sizeof(buf)), 0);
+    CHECK_EQ_INT(pps_label_clean_name(NULL, buf, sizeof(buf)), 0);
     /* Cut to the buffer, never inside a UTF-8 character ("é" is two bytes). */
-    CHECK_EQ_INT(pps__nvtx_clean_name("abcdefgh", buf, 5), 4);
+    CHECK_EQ_INT(pps_label_clean_name("abcdefgh", buf, 5), 4);
     CHECK(strcmp(buf, "abcd") == 0);
-    CHECK_EQ_INT(pps__nvtx_clean_name("abc\xc3\xa9z", buf, 5), 3);
+    CHECK_EQ_INT(pps_label_clean_name("abc\xc3\xa9z", buf, 5), 3);
     CHECK(strcmp(buf, "abc") == 0);
-    CHECK_EQ_INT(pps__nvtx_clean_name("ab\xc3\xa9z", buf, 5), 4);
+    CHECK_EQ_INT(pps_label_clean_name("ab\xc3\xa9z", buf, 5), 4);
     CHECK(strcmp(buf, "ab\xc3\xa9") == 0);
 }
 
 static void test_wide_strings_become_utf8(void)
 {
     char buf[64];
-    CHECK_EQ_INT(pps__nvtx_utf8_from_wide(L"pps:F stage=1 mb=2", buf, sizeof(buf)), 18);
+    CHECK_EQ_INT(pps_label_utf8_from_wide(L"pps:F stage=1 mb=2", buf, sizeof(buf)), 18);
     CHECK(strcmp(buf, "pps:F stage=1 mb=2") == 0);
     const wchar_t mixed[] = {L'a', 0xE9, 0x20AC, 0x1F600, 0};
-    CHECK_EQ_INT(pps__nvtx_utf8_from_wide(mixed, buf, sizeof(buf)), 1 + 2 + 3 + 4);
+    CHECK_EQ_INT(pps_label_utf8_from_wide(mixed, buf, sizeof(buf)), 1 + 2 + 3 + 4);
     CHECK(strcmp(buf, "a\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80") == 0);
     const wchar_t bad[] = {0xD800, (wchar_t)0x110000, 0};
-    pps__nvtx_utf8_from_wide(bad, buf, sizeof(buf));
+    pps_label_utf8_from_wide(bad, buf, sizeof(buf));
     CHECK(strcmp(buf, "\xef\xbf\xbd\xef\xbf\xbd") == 0);
     /* Cut at a character boundary: the euro sign does not fit in the last two bytes. */
     const wchar_t euro[] = {L'a', L'b', 0x20AC, 0};
-    CHECK_EQ_INT(pps__nvtx_utf8_from_wide(euro, buf, 5), 2);
-    CHECK_EQ_INT(pps__nvtx_utf8_from_wide(NULL, buf, sizeof(buf)), 0);
+    CHECK_EQ_INT(pps_label_utf8_from_wide(euro, buf, 5), 2);
+    CHECK_EQ_INT(pps_label_utf8_from_wide(NULL, buf, sizeof(buf)), 0);
     CHECK(buf[0] == '\0');
+}
+
+/* Other tools' step ranges give the iteration they span; look-alikes do not. */
+static void test_step_ranges_give_their_iteration(void)
+{
+    static const struct {
+        const char *name;
+        int ok, iter;
+    } cases[] = {
+        {"ProfilerStep#3", 1, 3},   {"profilerstep#0", 1, 0},
+        {"step 7", 1, 7},           {"Step_12", 1, 12},
+        {"iteration 4", 1, 4},      {"Iteration:5", 1, 5},
+        {"iter=6", 1, 6},           {"iter 2 ", 1, 2},
+        {"steps 3", 0, 0},          {"iterator 1", 0, 0},
+        {"train_step 3", 0, 0},     {"step", 0, 0},
+        {"step 3 of 9", 0, 0},      {"step -1", 0, 0},
+        {"step 99999999999", 0, 0}, {"", 0, 0},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        int iter = -1;
+        int ok = pps_label_step(cases[i].name, &iter);
+        if (ok != cases[i].ok || (ok && iter != cases[i].iter)) {
+            fprintf(stderr, "  \"%s\": got %d (iter %d), expected %d (iter %d)\n", cases[i].name,
+                    ok, iter, cases[i].ok, cases[i].iter);
+            test_failures_++;
+        }
+    }
+    CHECK(!pps_label_step(NULL, NULL));
 }
 
 static const struct test_case cases[] = {
@@ -509,6 +537,7 @@ static const struct test_case cases[] = {
     TEST(test_ordinary_names_are_not_pipeline_ops),
     TEST(test_clean_name_drops_emit_nvtx_decorations),
     TEST(test_wide_strings_become_utf8),
+    TEST(test_step_ranges_give_their_iteration),
     {NULL, NULL},
 };
 

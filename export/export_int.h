@@ -1,0 +1,47 @@
+/*
+ * export_int.h - what the exporters share between their files: the quoting of text for each
+ * format (escape.c), the end of a document, an array that grows, and the wording of what was
+ * written. Not part of the module's interface (export.h).
+ */
+#ifndef PPS_EXPORT_INT_H
+#define PPS_EXPORT_INT_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "export.h"
+
+/*
+ * Text out of a run (kernel and range names, paths, the verdict) in each format's quoting. Every
+ * one writes valid UTF-8: a byte that does not start a valid sequence is written as U+FFFD, so a
+ * name with a stray byte does not make the whole document unreadable.
+ */
+/* A JSON string with its quotes: ", \, LF and tab escaped, other control characters as U+FFFD
+ * (no \u escapes: Perfetto's reader refuses them). */
+void pps__export_json_string(FILE *f, const char *s);
+/* XML character data or an attribute value in double quotes (no quotes written): &, <, > and "
+ * as entities; control characters XML 1.0 forbids (all below 0x20 but tab, LF, CR) as U+FFFD. */
+void pps__export_xml_text(FILE *f, const char *s);
+/* An OpenMetrics escaped-string (label value, help): \ as \\, " as \", LF as \n. */
+void pps__export_om_string(FILE *f, const char *s);
+/* An RFC 4180 field: as it is, or in quotes with its quotes doubled where it holds a comma, a
+ * quote, CR or LF. */
+void pps__export_csv_field(FILE *f, const char *s);
+
+/* Times for the Perfetto trace: ns as microseconds with three decimals ("-12.345" too). */
+void pps__export_put_us(FILE *f, int64_t ns);
+
+/* Flushes f and returns 0, or PPS_EIO ("write failed: <why>") when f had or has an error. */
+int pps__export_finish(FILE *f, struct pps_err *err);
+
+/* Makes room for need elements of size in *p (capacity *cap, grown by doubling). 0 or
+ * PPS_ENOMEM; *p is unchanged on failure. */
+int pps__export_grow(void **p, size_t *cap, size_t need, size_t size);
+
+/* printf into what (len bytes; nothing when what is NULL or len 0). */
+void pps__export_what(char *what, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#endif
