@@ -16,7 +16,7 @@ static const char usage_text[] =
     "usage: ppscope import [--progress | -q] FILE... -o RUN\n"
     "\n"
     "Imports traces of other tools into RUN, a new run directory (it must not exist, or be\n"
-    "empty): one shard per rank, which report, view, merge and compare read like a run ppscope\n"
+    "empty): one shard per rank, which report, view, merge and export read like a run ppscope\n"
     "recorded. Each FILE is told apart by its content:\n"
     "  - an Nsight Systems SQLite export (nsys export --type sqlite): one rank per process;\n"
     "    give one file per rank, or one file that holds them all\n"
