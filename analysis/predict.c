@@ -220,32 +220,6 @@ static int simulate(struct pps_report *rep, const struct pps_schedule *sched,
     return 0;
 }
 
-/* What balance would give: the same schedule with every stage at the stages' mean costs. */
-static int predict_balanced(struct pps_report *rep, const struct pps_schedule *sched,
-                            struct pps_sim_costs *costs, struct pps_err *err)
-{
-    struct pps_sim_result r;
-    double tf = 0, tb = 0, tw = 0;
-    int rc;
-
-    stage_costs(rep, costs, 1);
-    for (int s = 0; s < rep->p; s++) {
-        tf += costs->tf[s] / rep->p;
-        tb += costs->tb[s] / rep->p;
-        tw += costs->tw[s] / rep->p;
-    }
-    for (int s = 0; s < rep->p; s++) {
-        costs->tf[s] = tf;
-        costs->tb[s] = tb;
-        costs->tw[s] = tw;
-    }
-    rc = simulate(rep, sched, costs, &r, err);
-    if (rc == 0)
-        rep->pred_balanced = pps__analysis_on_basis(rep, &r);
-    pps_sim_result_release(&r);
-    return rc < 0 ? rc : 0;
-}
-
 static int double_cmp(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -282,39 +256,41 @@ static int choose_tcomm(struct pps_report *rep, struct pps_err *err)
     return 0;
 }
 
-/* What the per-op overhead costs: the same schedule with the bare op costs. */
-static int predict_noovh(struct pps_report *rep, const struct pps_schedule *sched,
-                         struct pps_sim_costs *costs, struct pps_err *err)
+/* What one change would give: the same schedule with messages free, with the bare op costs,
+ * or with every stage at the stages' mean costs. */
+enum change { FREE_MESSAGES, NO_OVERHEAD, BALANCED };
+
+/* The bubble, on the report's basis, that the change gives, into *out; costs are the
+ * prediction's again on return. */
+static int predict_change(struct pps_report *rep, const struct pps_schedule *sched,
+                          struct pps_sim_costs *costs, enum change what, double *out,
+                          struct pps_err *err)
 {
     struct pps_sim_result r;
+    double keep = costs->tcomm, tf = 0, tb = 0, tw = 0;
     int rc;
 
-    if (!rep->have_ovh)
-        return 0;
-    stage_costs(rep, costs, 0);
+    stage_costs(rep, costs, what != NO_OVERHEAD);
+    if (what == FREE_MESSAGES)
+        costs->tcomm = 0;
+    if (what == BALANCED) {
+        for (int s = 0; s < rep->p; s++) {
+            tf += costs->tf[s] / rep->p;
+            tb += costs->tb[s] / rep->p;
+            tw += costs->tw[s] / rep->p;
+        }
+        for (int s = 0; s < rep->p; s++) {
+            costs->tf[s] = tf;
+            costs->tb[s] = tb;
+            costs->tw[s] = tw;
+        }
+    }
     rc = simulate(rep, sched, costs, &r, err);
     if (rc == 0)
-        rep->pred_noovh = pps__analysis_on_basis(rep, &r);
-    pps_sim_result_release(&r);
-    stage_costs(rep, costs, 1);
-    return rc < 0 ? rc : 0;
-}
-
-/* What communication costs: the same schedule with messages free. */
-static int predict_nocomm(struct pps_report *rep, const struct pps_schedule *sched,
-                          struct pps_sim_costs *costs, struct pps_err *err)
-{
-    struct pps_sim_result r;
-    double keep = costs->tcomm;
-    int rc;
-
-    stage_costs(rep, costs, 1);
-    costs->tcomm = 0;
-    rc = simulate(rep, sched, costs, &r, err);
-    if (rc == 0)
-        rep->pred_nocomm = pps__analysis_on_basis(rep, &r);
+        *out = pps__analysis_on_basis(rep, &r);
     pps_sim_result_release(&r);
     costs->tcomm = keep;
+    stage_costs(rep, costs, 1);
     return rc < 0 ? rc : 0;
 }
 
@@ -414,11 +390,11 @@ int pps__analysis_predict(const struct pps_run *run, struct pps_report *rep, str
     rep->pred_steady_bubble = rep->postval ? rep->pred.steady_bubble : rep->pred.bubble;
     /* Free communication and balance first: they keep the prediction's uniform tcomm, which
      * predict_comm replaces with the links. */
-    ret = predict_nocomm(rep, &sched, &costs, err);
+    ret = predict_change(rep, &sched, &costs, FREE_MESSAGES, &rep->pred_nocomm, err);
+    if (!ret && rep->have_ovh)
+        ret = predict_change(rep, &sched, &costs, NO_OVERHEAD, &rep->pred_noovh, err);
     if (!ret)
-        ret = predict_noovh(rep, &sched, &costs, err);
-    if (!ret)
-        ret = predict_balanced(rep, &sched, &costs, err);
+        ret = predict_change(rep, &sched, &costs, BALANCED, &rep->pred_balanced, err);
     if (!ret)
         ret = predict_comm(rep, &sched, &costs, err);
     rep->prediction_note[0] = '\0'; /* the prediction stands; a side simulation's note does not */

@@ -282,6 +282,27 @@ static void mark_partial(struct pps_report *rep)
     }
 }
 
+/* A sample's standard deviation, one value at a time (Welford's update). */
+struct spread {
+    int k;
+    double mean, m2;
+};
+
+static void spread_add(struct spread *s, double x)
+{
+    double d = x - s->mean;
+
+    s->k++;
+    s->mean += d / s->k;
+    s->m2 += d * (x - s->mean);
+}
+
+/* NaN with fewer than two values. */
+static double spread_sd(const struct spread *s)
+{
+    return s->k >= 2 ? sqrt(s->m2 / (s->k - 1)) : NAN;
+}
+
 /*
  * The steady state, as the simulator defines it: iterations 1..N-1 back to back take
  * end(N-1) - end(0), where end(i) is the last end of a compute span of iteration i; the stages
@@ -332,8 +353,7 @@ static int steady_state(const struct pps_run *run, const int32_t *labels, struct
             break;
         }
     if (n >= 2 && end[0] != INT64_MIN && end[n - 1] > end[0]) {
-        double mean, var = 0;
-        int k = 0;
+        struct spread spr = {0, 0, 0};
 
         for (int it = 1; it < n; it++)
             sum += busy[it];
@@ -342,22 +362,10 @@ static int steady_state(const struct pps_run *run, const int32_t *labels, struct
         rep->steady_bubble = 1 - sum / (rep->n_present * elapsed);
         /* The same figure per iteration, for its spread: iteration i's busy time over the time
          * from the previous iteration's end to its own. */
-        mean = 0;
         for (int it = 1; it < n; it++)
-            if (end[it] > end[it - 1]) {
-                busy[it] = 1 - busy[it] / (rep->n_present * (double)(end[it] - end[it - 1]));
-                mean += busy[it];
-                k++;
-            } else {
-                busy[it] = NAN;
-            }
-        if (k >= 2) {
-            mean /= k;
-            for (int it = 1; it < n; it++)
-                if (!isnan(busy[it]))
-                    var += (busy[it] - mean) * (busy[it] - mean);
-            rep->steady_spread = sqrt(var / (k - 1));
-        }
+            if (end[it] > end[it - 1])
+                spread_add(&spr, 1 - busy[it] / (rep->n_present * (double)(end[it] - end[it - 1])));
+        rep->steady_spread = spread_sd(&spr);
     }
     free(end);
     free(busy);
@@ -429,21 +437,13 @@ static void sum_iters(const struct stage_index *ix, struct pps_report *rep)
     /* The spread of the iterations after the first: the first warms up (allocation, caches,
      * threads starting), which is no measure of how alike the others are. */
     {
-        double mean = 0, var = 0;
-        int k = 0, first = n_windows >= 3;
+        struct spread spr = {0, 0, 0};
+        int first = n_windows >= 3;
 
         for (int it = 0, w = 0; it < rep->n_iters; it++)
-            if (!rep->iters[it].partial && rep->iters[it].window_ns > 0 && w++ >= first) {
-                mean += rep->iters[it].bubble;
-                k++;
-            }
-        if (k >= 2) {
-            mean /= k;
-            for (int it = 0, w = 0; it < rep->n_iters; it++)
-                if (!rep->iters[it].partial && rep->iters[it].window_ns > 0 && w++ >= first)
-                    var += (rep->iters[it].bubble - mean) * (rep->iters[it].bubble - mean);
-            rep->bubble_spread = sqrt(var / (k - 1));
-        }
+            if (!rep->iters[it].partial && rep->iters[it].window_ns > 0 && w++ >= first)
+                spread_add(&spr, rep->iters[it].bubble);
+        rep->bubble_spread = spread_sd(&spr);
     }
 }
 

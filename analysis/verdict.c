@@ -195,6 +195,13 @@ static void add_causes_within(const struct pps_report *rep, char *buf, size_t le
             rep->tcomm_measured ? " on the run's links" : "", 100 * rep->pred_nocomm);
         named++;
     }
+    if (!isnan(rep->pred_noovh) && rep->judged_predicted - rep->pred_noovh > rep->tolerance) {
+        add(buf, len, used,
+            "%sthe runtime's overhead between ops explains %s: without it the bubble would be "
+            "%.1f%%",
+            named ? "; " : "", named ? "part" : "it", 100 * rep->pred_noovh);
+        named++;
+    }
     if (!named) {
         add(buf, len, used, "the schedule explains it, at the measured op costs");
         if (!isnan(rep->pred_balanced))

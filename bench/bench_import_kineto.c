@@ -16,12 +16,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "bench_child.h"
 #include "import.h"
 #include "kineto_json.h"
 #include "pps_config.h"
@@ -33,13 +32,6 @@ struct result {
     int64_t events, spans;
     char msg[sizeof(((struct pps_err *)0)->msg)];
 };
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static void parse_only(const char *path, struct result *r)
 {
@@ -71,34 +63,33 @@ static void import(const char *path, const char *run, struct result *r)
     snprintf(r->msg, sizeof(r->msg), "%s", err.msg);
 }
 
-/* Runs one measurement in a child; its figures come back through a pipe. */
+/* What one child measures: the parse alone (what 0) or the whole import into run. */
+struct job {
+    int what;
+    const char *path, *run;
+};
+
+static void run_job(const void *arg, void *res)
+{
+    const struct job *j = arg;
+
+    if (j->what == 0)
+        parse_only(j->path, res);
+    else
+        import(j->path, j->run, res);
+}
+
+/* Runs one measurement in a child of its own; its figures come back through a pipe. */
 static int measure(int what, const char *path, const char *run, struct result *r)
 {
-    int p[2];
-    pid_t pid;
+    struct job j = {what, path, run};
+    struct bench_cost cost = {0, 0};
 
     memset(r, 0, sizeof(*r));
-    if (pipe(p) != 0 || (pid = fork()) < 0)
-        return -1;
-    if (pid == 0) {
-        struct result me;
-        struct rusage ru;
-        memset(&me, 0, sizeof(me));
-        double t0 = now_s();
-        if (what == 0)
-            parse_only(path, &me);
-        else
-            import(path, run, &me);
-        me.secs = now_s() - t0;
-        getrusage(RUSAGE_SELF, &ru);
-        me.rss_kb = ru.ru_maxrss;
-        _exit(write(p[1], &me, sizeof(me)) == (ssize_t)sizeof(me) ? 0 : 1);
-    }
-    close(p[1]);
-    if (read(p[0], r, sizeof(*r)) != (ssize_t)sizeof(*r))
+    if (bench_in_child(run_job, &j, r, sizeof(*r), &cost) != 0)
         r->rc = -1;
-    close(p[0]);
-    waitpid(pid, NULL, 0);
+    r->secs = cost.secs;
+    r->rss_kb = cost.rss_kb;
     return r->rc;
 }
 

@@ -23,25 +23,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
 #include <yajl/yajl_parse.h>
 
+#include "bench_child.h"
 #include "bench_json.h"
 
 #define CHUNK (1 << 20)
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* What every parser adds up, so that none can skip the work and all must agree. */
 void bench_event_done(struct bench_sum *s, const struct bench_event *e)
@@ -361,50 +352,47 @@ struct result {
     struct bench_sum sum;
 };
 
+/* What one child measures: the parser name on the file at path. */
+struct job {
+    const char *name, *path;
+};
+
+static void run_job(const void *arg, void *res)
+{
+    const struct job *j = arg;
+    struct result *me = res;
+    int fd = open(j->path, O_RDONLY);
+
+    if (fd < 0)
+        me->rc = -1;
+    else if (!strcmp(j->name, "read"))
+        me->rc = run_read(fd, &me->sum);
+    else if (!strcmp(j->name, "yajl"))
+        me->rc = run_yajl(fd, &me->sum);
+    else if (!strcmp(j->name, "json-c"))
+        me->rc = run_jsonc(fd, &me->sum);
+#ifdef BENCH_SIMDJSON
+    else if (!strcmp(j->name, "simdjson"))
+        me->rc = bench_run_simdjson(fd, &me->sum);
+    else if (!strcmp(j->name, "simd-dom"))
+        me->rc = bench_run_simdjson_dom(fd, &me->sum);
+#endif
+    else
+        me->rc = -2;
+    if (fd >= 0)
+        close(fd);
+}
+
 static int run_one(const char *name, const char *path, struct result *r)
 {
-    int p[2];
-    pid_t pid;
+    struct job j = {name, path};
+    struct bench_cost cost = {0, 0};
 
     memset(r, 0, sizeof(*r));
-    if (pipe(p) != 0)
-        return -1;
-    pid = fork();
-    if (pid < 0)
-        return -1;
-    if (pid == 0) {
-        struct result me = {0};
-        struct rusage ru;
-        int fd = open(path, O_RDONLY);
-        double t0 = now_s();
-        if (fd < 0)
-            me.rc = -1;
-        else if (!strcmp(name, "read"))
-            me.rc = run_read(fd, &me.sum);
-        else if (!strcmp(name, "yajl"))
-            me.rc = run_yajl(fd, &me.sum);
-        else if (!strcmp(name, "json-c"))
-            me.rc = run_jsonc(fd, &me.sum);
-#ifdef BENCH_SIMDJSON
-        else if (!strcmp(name, "simdjson"))
-            me.rc = bench_run_simdjson(fd, &me.sum);
-        else if (!strcmp(name, "simd-dom"))
-            me.rc = bench_run_simdjson_dom(fd, &me.sum);
-#endif
-        else
-            me.rc = -2;
-        me.secs = now_s() - t0;
-        getrusage(RUSAGE_SELF, &ru);
-        me.maxrss_kb = ru.ru_maxrss;
-        if (write(p[1], &me, sizeof(me)) != (ssize_t)sizeof(me))
-            _exit(1);
-        _exit(0);
-    }
-    close(p[1]);
-    if (read(p[0], r, sizeof(*r)) != (ssize_t)sizeof(*r))
+    if (bench_in_child(run_job, &j, r, sizeof(*r), &cost) != 0)
         r->rc = -1;
-    close(p[0]);
-    waitpid(pid, NULL, 0);
+    r->secs = cost.secs;
+    r->maxrss_kb = cost.rss_kb;
     return r->rc;
 }
 

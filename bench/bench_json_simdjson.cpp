@@ -21,43 +21,56 @@ namespace
 
 constexpr size_t kChunk = 1 << 20;
 
+// Takes the event's field k but "args" (v: an On-Demand value or a DOM element, which read
+// alike). A value of the wrong type throws, as simdjson's conversions do.
+template <typename V> void take_field(bench_event *e, std::string_view k, V &&v)
+{
+    if (k == "ph") {
+        std::string_view t = v.get_string().value();
+        e->ph = t.empty() ? 0 : t[0];
+    } else if (k == "cat") {
+        std::string_view t = v.get_string().value();
+        size_t n = std::min(t.size(), sizeof(e->cat) - 1);
+        memcpy(e->cat, t.data(), n);
+    } else if (k == "name") {
+        std::string_view t = v.get_string().value();
+        e->name_len = std::min(t.size(), sizeof(e->name) - 1);
+        memcpy(e->name, t.data(), e->name_len);
+    } else if (k == "ts") {
+        e->ts_us = v.get_double().value();
+    } else if (k == "dur") {
+        e->dur_us = v.get_double().value();
+    } else if (k == "pid") {
+        int64_t x;
+        if (v.get_int64().get(x) == simdjson::SUCCESS)
+            e->pid = x;
+    } else if (k == "tid") {
+        int64_t x;
+        if (v.get_int64().get(x) == simdjson::SUCCESS)
+            e->tid = x;
+    }
+}
+
+// Takes the field k of the event's "args".
+template <typename V> void take_arg(bench_event *e, std::string_view k, V &&v)
+{
+    if (k == "correlation")
+        e->corr = v.get_int64().value();
+    else if (k == "External id")
+        e->ext = v.get_int64().value();
+}
+
 void take_ondemand(simdjson::ondemand::object obj, bench_sum *s)
 {
     bench_event e{};
     for (auto field : obj) {
         std::string_view k = field.unescaped_key().value();
         auto v = field.value();
-        if (k == "ph") {
-            std::string_view t = v.get_string().value();
-            e.ph = t.empty() ? 0 : t[0];
-        } else if (k == "cat") {
-            std::string_view t = v.get_string().value();
-            size_t n = std::min(t.size(), sizeof(e.cat) - 1);
-            memcpy(e.cat, t.data(), n);
-        } else if (k == "name") {
-            std::string_view t = v.get_string().value();
-            e.name_len = std::min(t.size(), sizeof(e.name) - 1);
-            memcpy(e.name, t.data(), e.name_len);
-        } else if (k == "ts") {
-            e.ts_us = v.get_double().value();
-        } else if (k == "dur") {
-            e.dur_us = v.get_double().value();
-        } else if (k == "pid") {
-            int64_t x;
-            if (v.get_int64().get(x) == simdjson::SUCCESS)
-                e.pid = x;
-        } else if (k == "tid") {
-            int64_t x;
-            if (v.get_int64().get(x) == simdjson::SUCCESS)
-                e.tid = x;
-        } else if (k == "args") {
-            for (auto a : v.get_object()) {
-                std::string_view ak = a.unescaped_key().value();
-                if (ak == "correlation")
-                    e.corr = a.value().get_int64().value();
-                else if (ak == "External id")
-                    e.ext = a.value().get_int64().value();
-            }
+        if (k == "args") {
+            for (auto a : v.get_object())
+                take_arg(&e, a.unescaped_key().value(), a.value());
+        } else {
+            take_field(&e, k, v);
         }
     }
     bench_event_done(s, &e);
@@ -67,36 +80,11 @@ void take_dom(simdjson::dom::object obj, bench_sum *s)
 {
     bench_event e{};
     for (auto [k, v] : obj) {
-        if (k == "ph") {
-            std::string_view t = v.get_string();
-            e.ph = t.empty() ? 0 : t[0];
-        } else if (k == "cat") {
-            std::string_view t = v.get_string();
-            size_t n = std::min(t.size(), sizeof(e.cat) - 1);
-            memcpy(e.cat, t.data(), n);
-        } else if (k == "name") {
-            std::string_view t = v.get_string();
-            e.name_len = std::min(t.size(), sizeof(e.name) - 1);
-            memcpy(e.name, t.data(), e.name_len);
-        } else if (k == "ts") {
-            e.ts_us = v.get_double();
-        } else if (k == "dur") {
-            e.dur_us = v.get_double();
-        } else if (k == "pid") {
-            int64_t x;
-            if (v.get_int64().get(x) == simdjson::SUCCESS)
-                e.pid = x;
-        } else if (k == "tid") {
-            int64_t x;
-            if (v.get_int64().get(x) == simdjson::SUCCESS)
-                e.tid = x;
-        } else if (k == "args") {
-            for (auto [ak, av] : v.get_object()) {
-                if (ak == "correlation")
-                    e.corr = av.get_int64();
-                else if (ak == "External id")
-                    e.ext = av.get_int64();
-            }
+        if (k == "args") {
+            for (auto [ak, av] : v.get_object())
+                take_arg(&e, ak, av);
+        } else {
+            take_field(&e, k, v);
         }
     }
     bench_event_done(s, &e);

@@ -372,6 +372,8 @@ static void json_prediction(struct pps_json *j, const struct pps_report *rep)
     pps_json_double(j, "iteration_ns", rep->pred_iter_ns);
     pps_json_double(j, "balanced_bubble", rep->pred_balanced);
     pps_json_double(j, "links_bubble", rep->pred_links);
+    pps_json_double(j, "free_messages_bubble", rep->pred_nocomm);
+    pps_json_double(j, "no_overhead_bubble", rep->pred_noovh);
     pps_json_begin_object(j, "simulator");
     pps_json_double(j, "steady_period_ns", rep->pred.steady_period);
     pps_json_double(j, "steady_bubble", rep->pred.steady_bubble);

@@ -19,7 +19,6 @@ struct row {
     double bubble, steady;
     double pred, pred_steady;
     double act_peak; /* bytes, the largest stage's; NaN when unknown */
-    int verdict;     /* enum pps_verdict */
     int n_flags;
     char flags[4][560];
 };
@@ -53,7 +52,7 @@ static void fmt_pct(char *buf, size_t len, double x)
 }
 
 /* The row of a written run; 0, or -1 with the reason on stderr. */
-static int read_row(const struct pps_run_outcome *o, int postval, struct row *r)
+static int read_row(const struct pps_run_outcome *o, struct row *r)
 {
     struct pps_run *run = NULL;
     struct pps_report *rep = NULL;
@@ -61,7 +60,6 @@ static int read_row(const struct pps_run_outcome *o, int postval, struct row *r)
     struct pps_err err = {0, ""};
     int rc = -1;
 
-    (void)postval;
     memset(r, 0, sizeof(*r));
     r->iter_ns = r->bubble = r->steady = r->pred = r->pred_steady = r->act_peak = NAN;
     r->pred_iter_ns = NAN;
@@ -80,7 +78,6 @@ static int read_row(const struct pps_run_outcome *o, int postval, struct row *r)
         r->pred = rep->basis == PPS_BASIS_STEADY ? NAN : rep->pred.bubble;
         r->pred_steady = rep->pred_steady_bubble;
     }
-    r->verdict = pps_report_verdict(rep, NULL, 0);
     if (pps_analysis_flags(run, rep, &fl, &err) == 0) {
         r->n_flags = (int)fl.n;
         for (size_t i = 0; i < fl.n && i < sizeof(r->flags) / sizeof(r->flags[0]); i++)
@@ -160,7 +157,7 @@ int pps_run_summary_print(FILE *f, const struct pps_run_config *c, const struct 
         char b[8][32];
 
         if (o->dir[0]) {
-            if (read_row(o, c->optim_mode == PPS_OPTIM_POSTVAL, &row) < 0)
+            if (read_row(o, &row) < 0)
                 code = PPS_EXIT_FAIL;
         } else {
             memset(&row, 0, sizeof(row));

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "pps_error.h"
+#include "pps_hash.h"
 
 struct pps_strtab {
     /* strs[id] is the string of id, owned by the table. The strings never move: a pointer into
@@ -34,12 +35,7 @@ struct pps_strtab {
 
 static inline uint64_t pps__strtab_hash(const char *s)
 {
-    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 1099511628211ULL;
-    }
-    return h;
+    return pps_fnv1a_str(s);
 }
 
 /* The id of s, or -1 with *slot (if not NULL) the empty slot where it belongs. */

@@ -4,8 +4,9 @@
  * threads outnumber the cores idles for that reason alone, and no schedule or link explains it:
  * the executor samples these per iteration and the analysis names host contention with its size.
  *
- * Linux keeps both per thread in /proc/thread-self/schedstat (CONFIG_SCHED_INFO, on in every
- * distribution kernel): reading it costs about a microsecond, once per iteration. Elsewhere only
+ * Linux keeps both per thread in /proc/thread-self/schedstat (CONFIG_SCHED_INFO, on in the
+ * distributions' kernels): reading it costs under a microsecond (0.74 us measured on the 2-core
+ * development VM), once per iteration. Elsewhere only
  * the CPU time is known (CLOCK_THREAD_CPUTIME_ID) and the run delay is reported unknown.
  */
 #ifndef PPS_HOST_H

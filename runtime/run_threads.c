@@ -157,12 +157,16 @@ static int run_one(const struct pps_run_config *c, int kind, struct pps_run_outc
         goto out;
     /* Set up and about to start: the one moment a warning about the run is true of it. */
     if (c->warn_cores && c->backend == PPS_BACKEND_CPU && !c->check_grads &&
-        kind == c->kinds[0] && p > pps_host_cpus())
-        fprintf(stderr,
-                "ppscope run: warning: %d stage threads on %d usable core%s: stages will wait "
-                "for a core (host contention), which the report measures and names; -p %d or "
-                "fewer fits this machine\n",
-                p, pps_host_cpus(), pps_host_cpus() == 1 ? "" : "s", pps_host_cpus());
+        kind == c->kinds[0]) {
+        int cpus = pps_host_cpus();
+
+        if (p > cpus)
+            fprintf(stderr,
+                    "ppscope run: warning: %d stage threads on %d usable core%s: stages will wait "
+                    "for a core (host contention), which the report measures and names; -p %d "
+                    "or fewer fits this machine\n",
+                    p, cpus, cpus == 1 ? "" : "s", cpus);
+    }
 
     for (; started < p; started++) {
         struct stage_thread *x = &st[started];

@@ -223,8 +223,10 @@ int pps__import_shard_open(const struct pps__import_out *out, int rank, int worl
 
     if ((rc = pps_store_writer_open(out->tmp, rank, w, err)))
         return rc;
-    /* Nothing reads the shard before the import is committed: no syncs. */
+    /* Nothing reads the shard before the import is committed, and a failed import removes it:
+     * no syncs, and no journal (WAL would write every page twice); close brings back WAL. */
     if ((rc = pps__store_writer_exec(*w, "PRAGMA synchronous = OFF", err)) ||
+        (rc = pps__store_writer_exec(*w, "PRAGMA journal_mode = OFF", err)) ||
         (rc = pps_store_writer_meta(*w, "source", source, err)) ||
         (rc = pps_store_writer_meta_int(*w, "world", world, err)) ||
         (rc = pps_store_writer_meta(*w, "file", file, err))) {
@@ -232,11 +234,6 @@ int pps__import_shard_open(const struct pps__import_out *out, int rank, int worl
         *w = NULL;
     }
     return rc;
-}
-
-int pps__import_shard_bulk(struct pps_store_writer *w, struct pps_err *err)
-{
-    return pps__store_writer_exec(w, "PRAGMA journal_mode = OFF", err);
 }
 
 int pps__import_shard_close(struct pps_store_writer *w, struct pps_err *err)

@@ -12,7 +12,7 @@
  *   if ((rc = pps__import_out_begin(&out, o->out_dir, err)))       // checks out_dir, makes tmp
  *       return rc;
  *   ... pps__import_shard_open(&out, rank, world, "nsys", path, &w, err) for each rank ...
- *   ... pps_store_writer_close(w, 1, err) each (or pps__import_shard_bulk, _close) ...
+ *   ... pps__import_shard_close(w, err) each ...
  *   rc = pps__import_out_commit(&out, err);                         // rename tmp -> out_dir
  *   pps__import_out_release(&out);   // always: removes tmp and what is in it unless committed
  *
@@ -52,20 +52,18 @@ void pps__import_out_release(struct pps__import_out *out);
 
 /*
  * Opens rank's shard in out->tmp (pps_store_writer_open) and sets the meta every imported shard
- * carries: source (e.g. "nsys"), world, and file (the input path, as given), without syncs (a
- * crash loses a shard the import would remove anyway). The caller closes it with
- * pps_store_writer_close(w, 1, err) once its spans are written.
+ * carries: source (e.g. "nsys"), world, and file (the input path, as given). The caller closes
+ * it with pps__import_shard_close(w, err) once its spans are written.
  */
 int pps__import_shard_open(const struct pps__import_out *out, int rank, int world,
                            const char *source, const char *file, struct pps_store_writer **w,
                            struct pps_err *err);
 /*
- * Faster still: the shard without a journal until pps__import_shard_close() (which puts it back
- * in WAL mode, as every shard is, and closes it complete; it frees w on error too). Nothing reads
- * the shard before the commit, and a failed import removes it. With bulk, close with
- * pps__import_shard_close, not pps_store_writer_close.
+ * A shard opens without syncs or a journal (nothing reads it before the commit, and a failed
+ * import removes it); pps__import_shard_close() puts it back in WAL mode, as every shard is, and
+ * closes it complete (it frees w on error too). Close a shard that failed with
+ * pps_store_writer_close(w, 0, NULL).
  */
-int pps__import_shard_bulk(struct pps_store_writer *w, struct pps_err *err);
 int pps__import_shard_close(struct pps_store_writer *w, struct pps_err *err);
 
 /* ---- progress ----------------------------------------------------------------------------- */

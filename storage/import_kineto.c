@@ -26,6 +26,7 @@
 
 #include "import_int.h"
 #include "pps_config.h"
+#include "pps_hash.h"
 
 #if !defined(PPS_HAVE_SIMDJSON) || !defined(PPS_HAVE_ZLIB)
 
@@ -228,22 +229,12 @@ static enum cat cat_of(struct pps__kstr c)
     }
 }
 
-static uint64_t fnv(const char *s, size_t n)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (size_t i = 0; i < n; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 1099511628211ULL;
-    }
-    return h;
-}
-
 /* The thread of an event: pid and tid, numbers or strings (Kineto's "Spans"), in one key. */
 static int thread_of(struct pps__kfile *f, const struct pps__kev *ev, int32_t *out,
                      struct pps_err *err)
 {
-    uint64_t p = ev->pid_s.s ? fnv(ev->pid_s.s, ev->pid_s.n) ^ 1 : (uint64_t)ev->pid << 1;
-    uint64_t t = ev->tid_s.s ? fnv(ev->tid_s.s, ev->tid_s.n) ^ 1 : (uint64_t)ev->tid << 1;
+    uint64_t p = ev->pid_s.s ? pps_fnv1a(ev->pid_s.s, ev->pid_s.n) ^ 1 : (uint64_t)ev->pid << 1;
+    uint64_t t = ev->tid_s.s ? pps_fnv1a(ev->tid_s.s, ev->tid_s.n) ^ 1 : (uint64_t)ev->tid << 1;
     int64_t key = (int64_t)(p * 0x9E3779B97F4A7C15ULL ^ t);
     int32_t i;
 
@@ -591,7 +582,7 @@ static int write_file(struct pps__kfile *f, const struct pps__import_out *out,
     if ((rc = pps_store_writer_spans(w, batch, nb, err)))
         goto out;
     st->spans += (int64_t)nb;
-    rc = pps_store_writer_close(w, 1, err);
+    rc = pps__import_shard_close(w, err);
     w = NULL;
     if (!rc)
         st->ranks++;

@@ -1,6 +1,6 @@
 /*
  * kineto_read.c - a Chrome-trace JSON file as a stream of events (kineto_json.h): zlib reads the
- * file in chunks (gzip or plain, gzread tells them apart), a small state machine walks the top
+ * file in chunks ahead of the parse (gzip or plain, gzread tells them apart; gz_ahead.h), a small state machine walks the top
  * level ({"key": value, ...}, or a bare array of events), and the "traceEvents" array goes to
  * simdjson a window of whole events at a time.
  *
@@ -22,9 +22,10 @@
 #include <sys/stat.h>
 #include <zlib.h>
 
+#include "gz_ahead.h"
 #include "kineto_json.h"
 
-#define CHUNK (1u << 20)
+#define CHUNK PPS__GZAHEAD_CHUNK
 
 enum state {
     S_BEGIN,     /* before the first byte that is not whitespace */
@@ -40,7 +41,8 @@ enum state {
 enum key { K_OTHER, K_EVENTS, K_DIST, K_BASE, K_HOST };
 
 struct pps__kreader_int {
-    gzFile gz;
+    struct pps__gzahead *gz;
+    int64_t read_total; /* bytes of data read so far */
     struct pps__kjson *kj;
     char *buf;        /* cap + PPS__KJSON_PADDING bytes */
     size_t cap, have; /* buf[0..have) holds data */
@@ -69,7 +71,9 @@ static int fail(struct pps__kreader *r, struct pps_err *err, const char *what)
 static int fill(struct pps__kreader *r, struct pps_err *err)
 {
     struct pps__kreader_int *in = r->in;
-    int n, zerr;
+    char why[128];
+    long n;
+    int zerr, sys;
 
     if (in->eof)
         return 0;
@@ -86,30 +90,29 @@ static int fill(struct pps__kreader *r, struct pps_err *err)
             return pps_err_set(err, PPS_EFORMAT,
                                "%s: not a Kineto trace: an event or value over %u MiB at byte "
                                "%" PRId64,
-                               r->path, PPS__KREADER_MAX_ITEM >> 20, (int64_t)gztell(in->gz));
+                               r->path, PPS__KREADER_MAX_ITEM >> 20, in->read_total);
         if (!(b = realloc(in->buf, cap + PPS__KJSON_PADDING)))
             return pps_err_set(err, PPS_ENOMEM, "%s: out of memory", r->path);
         in->buf = b;
         in->cap = cap;
     }
-    n = gzread(in->gz, in->buf + in->have, CHUNK);
+    n = pps__gzahead_read(in->gz, in->buf + in->have, &zerr, &sys, why, sizeof(why));
     if (n < 0) {
-        const char *why = gzerror(in->gz, &zerr);
         if (zerr == Z_BUF_ERROR || zerr == Z_DATA_ERROR)
             return pps_err_set(err, PPS_EFORMAT, "%s: truncated or corrupted gzip file (%s)",
                                r->path, why);
         return pps_err_set(err, PPS_EIO, "%s: cannot read (%s)", r->path,
-                           zerr == Z_ERRNO ? strerror(errno) : why);
+                           zerr == Z_ERRNO ? strerror(sys) : why);
     }
     if (n == 0) {
         /* zlib says a gzip stream cut short only here, at what it takes for its end. */
-        gzerror(in->gz, &zerr);
         if (zerr == Z_BUF_ERROR || zerr == Z_DATA_ERROR)
             return pps_err_set(err, PPS_EFORMAT, "%s: truncated or corrupted gzip file", r->path);
         in->eof = 1;
         return 0;
     }
     in->have += (size_t)n;
+    in->read_total += n;
     return 1;
 }
 
@@ -539,12 +542,8 @@ int pps__kreader_open(const char *path, struct pps__kreader **out, struct pps_er
     }
     /* The byte before the first one read is where a window's '[' may go. */
     r->in->have = r->in->pos = 1;
-    if (!(r->in->gz = gzopen(path, "rb"))) {
-        rc = pps_err_set(err, errno == ENOMEM ? PPS_ENOMEM : PPS_EIO, "%s: cannot open (%s)", path,
-                         errno ? strerror(errno) : "zlib");
+    if ((rc = pps__gzahead_open(path, &r->in->gz, err)))
         goto out;
-    }
-    gzbuffer(r->in->gz, 1u << 17);
     *out = r;
     r = NULL;
 out:
@@ -554,8 +553,7 @@ out:
 
 int64_t pps__kreader_offset(const struct pps__kreader *r)
 {
-    z_off_t off = r->in->gz ? gzoffset(r->in->gz) : 0;
-    return off < 0 ? 0 : (int64_t)off;
+    return r->in->gz ? pps__gzahead_offset(r->in->gz) : 0;
 }
 
 void pps__kreader_close(struct pps__kreader *r)
@@ -563,8 +561,7 @@ void pps__kreader_close(struct pps__kreader *r)
     if (!r)
         return;
     if (r->in) {
-        if (r->in->gz)
-            gzclose(r->in->gz);
+        pps__gzahead_close(r->in->gz);
         pps__kjson_free(r->in->kj);
         free(r->in->buf);
         free(r->in);

@@ -87,6 +87,19 @@ printf 'hello, world\n' >"$bad/not-json.json"
 printf '{"traceEvents": [{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 2},' \
     >"$bad/truncated.json"
 zcat "$fix/gpipe-rank-0.json.gz" | gzip -c | head -c 20000 >"$bad/truncated.json.gz"
+# Larger than the reader's read-ahead (a few 1 MiB chunks): cut short, and damaged in the middle.
+python3 - "$bad" <<'PY'
+import gzip, sys, random
+ev = '{"ph": "X", "name": "aten::mm", "pid": 1, "tid": 1, "ts": %d, "dur": 3}'
+body = ('{"traceEvents": [' + ','.join(ev % (10 * i) for i in range(200000)) + ']}').encode()
+z = gzip.compress(body, 6)
+open(sys.argv[1] + '/big-truncated.json.gz', 'wb').write(z[: len(z) * 2 // 3])
+b = bytearray(z)
+random.seed(1)
+for i in range(len(b) // 2, len(b) // 2 + 64):
+    b[i] ^= random.randrange(1, 256)
+open(sys.argv[1] + '/big-corrupt.json.gz', 'wb').write(bytes(b))
+PY
 # A million brackets: closed, left open, and in a value beside traceEvents.
 deep() { python3 -c "import sys; sys.stdout.write('$1' + '[' * 10**6 + '$2' * 10**6 + '$3')"; }
 deep '{"traceEvents": [' ']' ']}' >"$bad/deep.json"
@@ -116,6 +129,7 @@ for f in "$bad"/*.json "$bad"/*.json.gz "$bad/a-directory" "$bad/missing.json"; 
     name=$(basename "$f")
     expect_exit 2 import "$f" -o "$T/out-$name" || continue
     stderr_has "$name"
+    case $name in big-truncated*) stderr_has "truncated or corrupted gzip file" ;; esac
     [ ! -e "$T/out-$name" ] || fail "$name: a run was left behind"
 done
 # Nothing else was left beside the runs either (the importer's temporary directories).

@@ -17,6 +17,7 @@
 #
 #   import_nsys.sh PPSCOPE FIXTURES_DIR TRACES_DIR
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/nsys_tables.sh"
 cli_init import_nsys "$1"
 fix=${2:?usage: import_nsys.sh PPSCOPE FIXTURES_DIR TRACES_DIR}
 traces=${3:-}
@@ -239,14 +240,8 @@ sqlite3 "$doc" <<SQL
 CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE META_DATA_EXPORT (name TEXT NOT NULL, value TEXT);
 CREATE TABLE TARGET_INFO_SESSION_START_TIME (utcEpochNs INTEGER, utcTime TEXT, localTime TEXT);
-CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL,
-  rangeId INTEGER, category INTEGER, color INTEGER, text TEXT, globalTid INTEGER,
-  endGlobalTid INTEGER, textId INTEGER, domainId INTEGER, uint64Value INTEGER, int64Value INTEGER,
-  doubleValue REAL, uint32Value INTEGER, int32Value INTEGER, floatValue REAL, jsonTextId INTEGER,
-  jsonText TEXT);
-CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER NOT NULL, end INTEGER NOT NULL,
-  eventClass INTEGER NOT NULL, globalTid INTEGER, correlationId INTEGER, nameId INTEGER NOT NULL,
-  returnValue INTEGER NOT NULL, callchainId INTEGER);
+$NSYS_NVTX_EVENTS
+$NSYS_CUPTI_RUNTIME
 CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT NULL,
   deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, greenContextId INTEGER,
   streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER,

@@ -2,6 +2,7 @@
 #
 #   . "$(dirname "$0")/lib.sh"
 #   cli_init NAME "$1"      # sets PPS (the ppscope binary) and T (a temp dir, removed at exit)
+#   cli_tmp NAME            # only T, for a test that runs no ppscope (the build's, the runner's)
 #   run_pps ARGS...         # runs ppscope; exit code in $rc, output in $T/out and $T/err
 #   expect_exit CODE ARGS.. # run_pps, then the exit code must be CODE; a failure (CODE != 0)
 #                           # must explain itself in exactly one line on stderr
@@ -9,13 +10,17 @@
 #   fail MESSAGE / ok       # count a failed / passed check
 #   cli_finish              # prints "N passed, N failed" and exits non-zero on any failure
 
-cli_init() {
-    cli_name=$1
-    PPS=${2:?usage: $cli_name.sh PATH/TO/ppscope}
-    T=$(mktemp -d "${TMPDIR:-/tmp}/pps-$cli_name-XXXXXX") || exit 1
+cli_tmp() {
+    T=$(mktemp -d "${TMPDIR:-/tmp}/pps-$1-XXXXXX") || exit 1
     trap 'rm -rf "$T"' EXIT INT TERM
     cli_passed=0
     cli_failed=0
+}
+
+cli_init() {
+    cli_name=$1
+    PPS=${2:?usage: $cli_name.sh PATH/TO/ppscope}
+    cli_tmp "$cli_name"
 }
 
 fail() {

@@ -16,18 +16,9 @@
 #
 # usage: make_targets.sh SOURCE_DIR
 set -u
+. "$(dirname "$0")/lib.sh"
 src=${1:?usage: make_targets.sh SOURCE_DIR}
-T=$(mktemp -d "${TMPDIR:-/tmp}/pps-make-XXXXXX") || exit 1
-trap 'rm -rf "$T"' EXIT INT TERM
-passed=0
-failed=0
-fail() {
-    echo "FAIL: $*" >&2
-    failed=$((failed + 1))
-}
-ok() {
-    passed=$((passed + 1))
-}
+cli_tmp make
 real_path=$PATH
 command -v cmake >/dev/null 2>&1 || { echo "skipped: no cmake" >&2; exit 77; }
 command -v make >/dev/null 2>&1 || { echo "skipped: no make" >&2; exit 77; }
@@ -195,5 +186,4 @@ grep -q 'Detecting C compiler\|ppscope: [A-Z]* AUTO' "$T/out" &&
     fail "CMake's progress lines show: $(cat "$T/out")"
 [ -s "$log" ] && fail "the real configure ran a fake: $(cat "$log")"
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+cli_finish

@@ -3,6 +3,7 @@
 # nsys's layouts, written with sqlite3 in 512-byte pages so that a mutation lands in a structure
 # that matters (the real fixtures are 100 KB of mostly empty tables). Run it to remake them.
 set -eu
+. "$(dirname "$0")/../cli/nsys_tables.sh"
 out=$(cd "$(dirname "$0")" && pwd)/corpus/nsys
 mkdir -p "$out"
 g0=$(((1 << 48) | (100 << 24)))
@@ -13,18 +14,12 @@ seed() {
     { echo "PRAGMA page_size = 512;"; cat; } | sqlite3 "$out/$1.sqlite"
 }
 
-NVTX="CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL,
-  rangeId INTEGER, category INTEGER, color INTEGER, text TEXT, globalTid INTEGER,
-  endGlobalTid INTEGER, textId INTEGER, domainId INTEGER, uint64Value INTEGER,
-  int64Value INTEGER, doubleValue REAL, uint32Value INTEGER, int32Value INTEGER,
-  floatValue REAL, jsonTextId INTEGER, jsonText TEXT);"
-
 # nsys 2022: text inline, ppscope's names, a mark, a range never ended, thread names.
 seed nvtx-inline <<SQL
 CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE EXPORT_META_DATA (name TEXT NOT NULL, value TEXT);
 CREATE TABLE TARGET_INFO_SESSION_START_TIME (utcEpochNs INTEGER, utcTime TEXT, localTime TEXT);
-$NVTX
+$NSYS_NVTX_EVENTS
 INSERT INTO EXPORT_META_DATA VALUES ('EXPORT_PRODUCT_VERSION', '2022.4.2.1');
 INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES (1796124532636836702, '', '');
 INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, uint64Value) VALUES
@@ -43,7 +38,7 @@ SQL
 seed nvtx-textid <<SQL
 CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE EXPORT_META_DATA (name TEXT NOT NULL, value TEXT);
-$NVTX
+$NSYS_NVTX_EVENTS
 INSERT INTO StringIds VALUES (1, 'ProfilerStep#0'), (2, 'PP:0F0'), (3, 'PP:0I0'), (4, 'PP:0W0'),
   (5, 'PP:1RECV_F0');
 INSERT INTO NVTX_EVENTS (start, end, eventType, text, textId, globalTid, domainId) VALUES
@@ -59,10 +54,8 @@ SQL
 seed cuda-2024 <<SQL
 CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE META_DATA_EXPORT (name TEXT NOT NULL, value TEXT);
-$NVTX
-CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER NOT NULL, end INTEGER NOT NULL,
-  eventClass INTEGER NOT NULL, globalTid INTEGER, correlationId INTEGER, nameId INTEGER NOT NULL,
-  returnValue INTEGER NOT NULL, callchainId INTEGER);
+$NSYS_NVTX_EVENTS
+$NSYS_CUPTI_RUNTIME
 CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT NULL,
   deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, greenContextId INTEGER,
   streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER,

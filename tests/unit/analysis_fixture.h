@@ -1,6 +1,7 @@
 /*
  * analysis_fixture.h - runs built in memory for the analysis tests: stages of spans added by
- * hand, metadata by rank, sorted as the reader sorts them, and the report of one.
+ * hand, metadata by rank, sorted as the reader sorts them, and the report of one; and a report
+ * made by hand, for the verdict alone.
  */
 #ifndef PPS_ANALYSIS_FIXTURE_H
 #define PPS_ANALYSIS_FIXTURE_H
@@ -36,7 +37,7 @@ static inline struct pps_run *run_new(int n_stages, const char *schedule, int p,
 }
 
 static inline void run_add(struct pps_run *r, int stage, int kind, int iter, int mb, int64_t start,
-                    int64_t end)
+                           int64_t end)
 {
     struct pps_stage_spans *ss = &r->stages[stage];
     struct pps_span *sp = realloc(ss->spans, (ss->n + 1) * sizeof(*sp));
@@ -126,6 +127,21 @@ static inline struct pps_report *report_of(const struct pps_run *r)
     return rep;
 }
 
+/* A report for the verdict alone, made by hand: one whole iteration whose bubble is measured
+ * against predicted within tolerance, and no what-if prediction (balanced, no comm, no overhead,
+ * with the links) nor op spread (NaN). A test sets the figures it means the verdict to weigh. */
+static inline void verdict_report(struct pps_report *rep, double measured, double predicted,
+                                  double tolerance)
+{
+    memset(rep, 0, sizeof(*rep));
+    rep->n_iters = rep->n_full = 1;
+    rep->have_prediction = 1;
+    rep->judged_measured = measured;
+    rep->judged_predicted = rep->pred.bubble = predicted;
+    rep->tolerance = tolerance;
+    rep->pred_balanced = rep->pred_nocomm = rep->pred_noovh = rep->pred_links = rep->op_cv = NAN;
+}
+
 /* Nanoseconds per simulator time unit in the runs made from simulations. */
 #define NS_PER_UNIT 1000.0
 
@@ -155,8 +171,9 @@ static inline int64_t ns_of(double units)
  * run, back to back with gap_ns between them, each ending with every stage's optimizer step at
  * the barrier, as the simulator lays it out. The simulation stays in *res.
  */
-static inline struct pps_run *run_from_sim(int kind, int p, int m, int v, const struct pps_sim_costs *c,
-                                    int n_iters, int64_t gap_ns, struct pps_sim_result *res)
+static inline struct pps_run *run_from_sim(int kind, int p, int m, int v,
+                                           const struct pps_sim_costs *c, int n_iters,
+                                           int64_t gap_ns, struct pps_sim_result *res)
 {
     struct pps_schedule sched = PPS_SCHEDULE_INIT;
     struct pps_err err = {0, ""};

@@ -631,14 +631,8 @@ static void test_verdict_sentences(void)
     struct pps_report rep;
     char why[512];
 
-    memset(&rep, 0, sizeof(rep));
-    rep.n_iters = 1;
-    rep.have_prediction = 1;
-    rep.pred.bubble = 0.20;
-    rep.judged_predicted = 0.20;
-    rep.judged_measured = rep.bubble = 0.323;
-    rep.tolerance = 0.02;
-    rep.pred_balanced = rep.pred_links = rep.pred_nocomm = rep.op_cv = NAN;
+    verdict_report(&rep, 0.323, 0.20, 0.02);
+    rep.bubble = 0.323;
     CHECK_EQ_INT(pps_report_verdict(&rep, why, sizeof(why)), PPS_VERDICT_ABOVE);
     CHECK_STR_CONTAINS(why, "bubble 32.3% is 12.3 pp above the prediction (20.0%, tolerance 2.0 pp)");
     CHECK_STR_CONTAINS(why, "not the schedule, nor the links or the host as measured");

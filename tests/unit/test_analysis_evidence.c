@@ -37,6 +37,22 @@ static void message(struct pps_run *r, int a, int b, int64_t corr, int64_t t_sen
     sp->corr = corr;
 }
 
+/* gpipe at p=2, m=1, iters iterations 10u apart: in each, F on stage 0 then 1 (u each), then BW
+ * on 1 then 0 (2u each). */
+static struct pps_run *gpipe_2x1(int iters, int64_t u)
+{
+    struct pps_run *r = run_new(2, "gpipe", 2, 1, 1);
+
+    for (int it = 0; it < iters; it++) {
+        int64_t t = it * 10 * u;
+        run_add(r, 0, PPS_SPAN_F, it, 0, t, t + u);
+        run_add(r, 1, PPS_SPAN_F, it, 0, t + u, t + 2 * u);
+        run_add(r, 1, PPS_SPAN_BW, it, 0, t + 2 * u, t + 4 * u);
+        run_add(r, 0, PPS_SPAN_BW, it, 0, t + 4 * u, t + 6 * u);
+    }
+    return r;
+}
+
 static const struct pps_link_stats *link_of(const struct pps_report *rep, int a, int b)
 {
     for (int i = 0; i < rep->n_links; i++)
@@ -89,14 +105,10 @@ static void test_links_from_message_ids(void)
  * are not believed: the links are shown as such and take no part in the prediction's tcomm. */
 static void test_links_not_believed(void)
 {
-    struct pps_run *r = run_new(2, "gpipe", 2, 1, 1);
+    struct pps_run *r = gpipe_2x1(1, 1000);
     struct pps_report *rep;
     const struct pps_link_stats *l;
 
-    run_add(r, 0, PPS_SPAN_F, 0, 0, 0, 1000);
-    run_add(r, 1, PPS_SPAN_F, 0, 0, 1000, 2000);
-    run_add(r, 1, PPS_SPAN_BW, 0, 0, 2000, 4000);
-    run_add(r, 0, PPS_SPAN_BW, 0, 0, 4000, 6000);
     message(r, 0, 1, 7, 1000, 1010, 1);
     message(r, 0, 1, 7, 1100, 1120, 1); /* the same id again */
     message(r, 1, 0, 8, 4000, 4000 - 2000000, 0); /* 2 ms before its send */
@@ -148,13 +160,9 @@ static void test_host_contention_and_what_is_not_believed(void)
 /* A meta tcomm_ns of 10^30 ns is no duration: no prediction, and the note says why. */
 static void test_absurd_tcomm_is_refused(void)
 {
-    struct pps_run *r = run_new(2, "gpipe", 2, 1, 1);
+    struct pps_run *r = gpipe_2x1(1, 10);
     struct pps_report *rep;
 
-    run_add(r, 0, PPS_SPAN_F, 0, 0, 0, 10);
-    run_add(r, 1, PPS_SPAN_F, 0, 0, 10, 20);
-    run_add(r, 1, PPS_SPAN_BW, 0, 0, 20, 40);
-    run_add(r, 0, PPS_SPAN_BW, 0, 0, 40, 60);
     run_meta(r, "tcomm_ns", "1e30");
     rep = report_of(r);
     CHECK_EQ_INT(rep->have_prediction, 0);
@@ -167,16 +175,9 @@ static void test_absurd_tcomm_is_refused(void)
  * iteration is partial, and every figure is the two whole ones'. */
 static void test_partial_iteration_is_left_out(void)
 {
-    struct pps_run *r = run_new(2, "gpipe", 2, 1, 1);
+    struct pps_run *r = gpipe_2x1(2, 10);
     struct pps_report *rep;
 
-    for (int it = 0; it < 2; it++) {
-        int64_t t = it * 100;
-        run_add(r, 0, PPS_SPAN_F, it, 0, t, t + 10);
-        run_add(r, 1, PPS_SPAN_F, it, 0, t + 10, t + 20);
-        run_add(r, 1, PPS_SPAN_BW, it, 0, t + 20, t + 40);
-        run_add(r, 0, PPS_SPAN_BW, it, 0, t + 40, t + 60);
-    }
     run_add(r, 0, PPS_SPAN_F, 2, 0, 200, 201);
     r->complete = 0;
     span_sort(r);
@@ -221,16 +222,10 @@ static void test_links_that_close_the_gap_explain_it(void)
     };
     char why[512];
 
-    memset(&rep, 0, sizeof(rep));
-    rep.n_iters = rep.n_full = 1;
-    rep.have_prediction = 1;
-    rep.judged_measured = 0.209;
-    rep.judged_predicted = rep.pred.bubble = 0.178;
+    verdict_report(&rep, 0.209, 0.178, 0.02);
     rep.pred_links = 0.195;
-    rep.tolerance = 0.02;
     rep.tcomm_ns = 50e3;
     rep.tcomm_measured = 1;
-    rep.pred_balanced = rep.pred_nocomm = rep.pred_noovh = rep.op_cv = NAN;
     rep.n_links = 2;
     rep.links = links;
     CHECK_EQ_INT(pps_report_verdict(&rep, why, sizeof(why)), PPS_VERDICT_ABOVE);
@@ -240,6 +235,24 @@ static void test_links_that_close_the_gap_explain_it(void)
     rep.pred_links = 0.185;
     CHECK_EQ_INT(pps_report_verdict(&rep, why, sizeof(why)), PPS_VERDICT_ABOVE);
     CHECK_STR_CONTAINS(why, "not the schedule, nor the links or the host as measured");
+}
+
+/* Within the tolerance, an overhead whose removal lowers the bubble by more than the tolerance
+ * is named with that figure; one that lowers it by less is not. */
+static void test_overhead_within_is_named(void)
+{
+    struct pps_report rep;
+    char why[512];
+
+    verdict_report(&rep, 0.31, 0.30, 0.02);
+    rep.pred_noovh = 0.22;
+    CHECK_EQ_INT(pps_report_verdict(&rep, why, sizeof(why)), PPS_VERDICT_AS_PREDICTED);
+    CHECK_STR_CONTAINS(why, "the runtime's overhead between ops explains it");
+    CHECK_STR_CONTAINS(why, "22.0%");
+    rep.pred_noovh = 0.29;
+    CHECK_EQ_INT(pps_report_verdict(&rep, why, sizeof(why)), PPS_VERDICT_AS_PREDICTED);
+    CHECK(strstr(why, "overhead") == NULL);
+    CHECK_STR_CONTAINS(why, "the schedule explains it");
 }
 
 /* Forgets what a run says of itself: its schedule, p, m, v, and (with iters) its iterations. */
@@ -368,6 +381,7 @@ static const struct test_case cases[] = {
     TEST(test_partial_iteration_is_left_out),
     TEST(test_only_sends_give_no_window),
     TEST(test_links_that_close_the_gap_explain_it),
+    TEST(test_overhead_within_is_named),
     {NULL, NULL},
 };
 

@@ -27,6 +27,7 @@
 
 #include "analysis.h"
 #include "run.h"
+#include "run_fixture.h"
 #include "schedule.h"
 #include "storage.h"
 #include "test.h"
@@ -42,14 +43,7 @@ struct diag {
 
 static void emu_config(struct pps_run_config *c, int kind)
 {
-    pps_run_config_init(c);
-    c->kinds[0] = kind;
-    c->p = 4;
-    c->m = 8;
-    c->iters = 6;
-    c->backend = PPS_BACKEND_EMU;
-    c->transport = PPS_TRANSPORT_THREADS;
-    c->progress = 0;
+    run_config_threads(c, kind, PPS_BACKEND_EMU, 4, 8, 6);
 }
 
 /* Runs c into a fresh directory and reads it back as `ppscope report` does. */
@@ -101,9 +95,8 @@ static void test_clean_runs_have_no_flag_and_match_the_prediction(void)
         emu_config(&c, k);
         diagnose(&c, &d);
         v = pps_report_verdict(d.rep, why, sizeof(why));
-        fprintf(stderr, "  %-12s measured %5.1f%%  predicted %5.1f%%  %s\n",
-                pps_sched_kind_name(k), 100 * d.rep->judged_measured,
-                100 * d.rep->judged_predicted, why);
+        fprintf(stderr, "  %-12s measured %5.1f%%  predicted %5.1f%%  %s\n", pps_sched_kind_name(k),
+                100 * d.rep->judged_measured, 100 * d.rep->judged_predicted, why);
         /* Within 2 pp; where not, the verdict must say so (and why), never "as predicted". */
         if (fabs(d.rep->judged_measured - d.rep->judged_predicted) > 0.02)
             CHECK(v == PPS_VERDICT_ABOVE || v == PPS_VERDICT_BELOW);
@@ -182,14 +175,7 @@ static void test_contention_is_named_not_a_stall(void)
         }
     /* Stage threads inherit the affinity of the thread that starts them. */
     CHECK_EQ_INT(sched_setaffinity(0, sizeof(one), &one), 0);
-    pps_run_config_init(&c);
-    c.kinds[0] = PPS_SCHED_1F1B;
-    c.p = 4;
-    c.m = 8;
-    c.iters = 8;
-    c.backend = PPS_BACKEND_CPU;
-    c.transport = PPS_TRANSPORT_THREADS;
-    c.progress = 0;
+    run_config_threads(&c, PPS_SCHED_1F1B, PPS_BACKEND_CPU, 4, 8, 8);
     diagnose(&c, &d);
     CHECK_EQ_INT(sched_setaffinity(0, sizeof(all), &all), 0);
     CHECK_EQ_INT(count_kind(&d, PPS_FLAG_CONTENTION), 1);
@@ -325,8 +311,8 @@ static void test_a_failed_run_is_judged_by_its_whole_iterations(void)
     /* The stub the run stopped in (a millisecond, mostly idle) is in no figure: the bubble is
      * the three whole iterations', and the iteration time their period, near the prediction's
      * (20%: a loaded machine stretches an emulated op's wake-ups, not its stub's absence). */
-    CHECK_NEAR(rep->bubble, (rep->iters[0].bubble + rep->iters[1].bubble + rep->iters[2].bubble) / 3,
-               1e-12);
+    CHECK_NEAR(rep->bubble,
+               (rep->iters[0].bubble + rep->iters[1].bubble + rep->iters[2].bubble) / 3, 1e-12);
     CHECK_NEAR(rep->iter_ns, rep->pred_iter_ns, 0.2 * rep->pred_iter_ns);
     pps_report_free(rep);
     pps_run_free(run);

@@ -12,6 +12,7 @@
 #include "emu.h"
 #include "executor.h"
 #include "run.h"
+#include "run_fixture.h"
 #include "schedule.h"
 #include "storage.h"
 #include "test.h"
@@ -205,15 +206,9 @@ static void test_loss_falls_through_the_pipeline(void)
         return;
     snprintf(out, sizeof(out), "%s/run", dir);
     /* The model's defaults, as `ppscope run` trains without flags, post-validated. */
-    pps_run_config_init(&c);
-    c.kinds[0] = PPS_SCHED_ZB_H1;
-    c.p = 2;
-    c.m = 4;
-    c.iters = ITERS;
+    run_config_threads(&c, PPS_SCHED_ZB_H1, PPS_BACKEND_CPU, 2, 4, ITERS);
     c.optim_mode = PPS_OPTIM_POSTVAL;
-    c.transport = PPS_TRANSPORT_THREADS;
     c.out = out;
-    c.progress = 0;
     CHECK_EQ_INT(pps_run(&c, &res, &err), 0);
     if (err.msg[0])
         fprintf(stderr, "  %s\n", err.msg);

@@ -13,6 +13,7 @@
 #include "analysis.h"
 #include "emu.h"
 #include "run.h"
+#include "run_fixture.h"
 #include "schedule.h"
 #include "storage.h"
 #include "test.h"
@@ -151,15 +152,8 @@ static void check_bubble(int kind, const char *root, double tolerance)
     char out[256];
 
     snprintf(out, sizeof(out), "%s/%s", root, pps_sched_kind_name(kind));
-    pps_run_config_init(&c);
-    c.kinds[0] = kind;
-    c.p = 4;
-    c.m = 8;
-    c.iters = 3;
-    c.backend = PPS_BACKEND_EMU;
-    c.transport = PPS_TRANSPORT_THREADS;
+    run_config_threads(&c, kind, PPS_BACKEND_EMU, 4, 8, 3);
     c.out = out;
-    c.progress = 0;
     CHECK_EQ_INT(pps_run(&c, &res, &err), 0);
     pps_run_result_release(&res);
     if (err.msg[0]) {
@@ -227,18 +221,11 @@ static void test_failed_run_closes_its_tracers_incomplete(void)
         TEST_SKIP("no /proc/self/task to count threads in");
     CHECK(mkdtemp(dir) != NULL);
     snprintf(out, sizeof(out), "%s/run", dir);
-    pps_run_config_init(&c);
-    c.kinds[0] = PPS_SCHED_1F1B;
-    c.p = 3;
-    c.m = 4;
-    c.iters = 4;
-    c.backend = PPS_BACKEND_EMU;
+    run_config_threads(&c, PPS_SCHED_1F1B, PPS_BACKEND_EMU, 3, 4, 4);
     c.emu.tf_ns = c.emu.tb_ns = c.emu.tw_ns = 2e5;
-    c.transport = PPS_TRANSPORT_THREADS;
     c.fail_stage = 1;
     c.fail_iter = 2;
     c.out = out;
-    c.progress = 0;
     before = thread_count();
     CHECK(pps_run(&c, &res, &err) < 0);
     pps_run_result_release(&res);

@@ -102,6 +102,26 @@ static void ev(char *buf, size_t n, const char *name, int tid, const char *ts, c
              len && buf[len - 1] != '[' ? ",\n" : "", name, tid, ts, dur, *more ? ", " : "", more);
 }
 
+/* Imports a trace that opens with head (up to its event list's '[') and holds one thread's
+ * labels (NULL-ended), 1 us each at 1, 3, 5, ... us, from NAME.json into the run NAME-run. */
+static struct pps_run *import_labels(const char *name, const char *head, const char *const *labels)
+{
+    static char buf[4096];
+    char file[64], run[64], ts[16];
+    const char *files[1];
+
+    snprintf(buf, sizeof(buf), "%s", head);
+    for (int i = 0; labels[i]; i++) {
+        snprintf(ts, sizeof(ts), "%d", 2 * i + 1);
+        ev(buf, sizeof(buf), labels[i], 1, ts, "1", "");
+    }
+    strcat(buf, "]}");
+    snprintf(file, sizeof(file), "%s.json", name);
+    snprintf(run, sizeof(run), "%s-run", name);
+    files[0] = put_file(file, buf);
+    return import_load(run, files, 1);
+}
+
 /* ---- numbers ------------------------------------------------------------------------------ */
 
 static void test_us_to_ns(void)
@@ -412,19 +432,14 @@ static void test_import_single_stage(void)
  * neither keep their stages. */
 static void test_import_layouts(void)
 {
-    static char buf[4096];
-    const char *files[1];
+    static const char rank0_of_2[] =
+        "{\"distributedInfo\": {\"rank\": 0, \"world_size\": 2}, \"traceEvents\": [";
     const struct pps_span *s;
     struct pps_run *r;
 
     /* Rank 0 of 2, looped: stages 0 and 2; 2 sends to 3, on rank 1. */
-    strcpy(buf, "{\"distributedInfo\": {\"rank\": 0, \"world_size\": 2}, \"traceEvents\": [");
-    ev(buf, sizeof(buf), "PP:0F0", 1, "1", "1", "");
-    ev(buf, sizeof(buf), "PP:2F0", 1, "3", "1", "");
-    ev(buf, sizeof(buf), "PP:2SEND_F0", 1, "5", "1", "");
-    strcat(buf, "]}");
-    files[0] = put_file("loop.json", buf);
-    r = import_load("loop-run", files, 1);
+    r = import_labels("loop", rank0_of_2,
+                      (const char *const[]){"PP:0F0", "PP:2F0", "PP:2SEND_F0", NULL});
     CHECK((s = nth(r, 0, PPS_SPAN_F, 1)) != NULL);
     CHECK_EQ_INT(s->chunk, 1);
     CHECK((s = nth(r, 0, PPS_SPAN_SEND, 0)) != NULL);
@@ -434,14 +449,9 @@ static void test_import_layouts(void)
     pps_run_free(r);
 
     /* Rank 0 of 2, V: stages 0 and 3; 3's gradients go to 2, on rank 1. */
-    strcpy(buf, "{\"distributedInfo\": {\"rank\": 0, \"world_size\": 2}, \"traceEvents\": [");
-    ev(buf, sizeof(buf), "PP:0F0", 1, "1", "1", "");
-    ev(buf, sizeof(buf), "PP:3F0", 1, "3", "1", "");
-    ev(buf, sizeof(buf), "PP:3SEND_B0", 1, "5", "1", "");
-    ev(buf, sizeof(buf), "PP:0SEND_F0", 1, "7", "1", "");
-    strcat(buf, "]}");
-    files[0] = put_file("v.json", buf);
-    r = import_load("v-run", files, 1);
+    r = import_labels(
+        "v", rank0_of_2,
+        (const char *const[]){"PP:0F0", "PP:3F0", "PP:3SEND_B0", "PP:0SEND_F0", NULL});
     CHECK_EQ_INT(r->n_stages, 1);
     CHECK((s = nth(r, 0, PPS_SPAN_F, 1)) != NULL);
     CHECK_EQ_INT(s->chunk, 1);
@@ -453,13 +463,9 @@ static void test_import_layouts(void)
     pps_run_free(r);
 
     /* One process labelling three stages itself (ppscope's own names): stages as labelled. */
-    strcpy(buf, "{\"traceEvents\": [");
-    ev(buf, sizeof(buf), "pps:F stage=0 mb=0", 1, "1", "1", "");
-    ev(buf, sizeof(buf), "pps:F stage=1 mb=0", 1, "3", "1", "");
-    ev(buf, sizeof(buf), "pps:F stage=2 mb=0", 1, "5", "1", "");
-    strcat(buf, "]}");
-    files[0] = put_file("asis.json", buf);
-    r = import_load("asis-run", files, 1);
+    r = import_labels("asis", "{\"traceEvents\": [",
+                      (const char *const[]){"pps:F stage=0 mb=0", "pps:F stage=1 mb=0",
+                                            "pps:F stage=2 mb=0", NULL});
     CHECK_EQ_INT(r->n_stages, 3);
     for (int k = 0; k < 3; k++)
         CHECK_EQ_INT(count(r, k, PPS_SPAN_F), 1);

@@ -1,7 +1,8 @@
 /*
  * test_tui_fixture.h - runs for the view's tests: in memory (a struct pps_run built by hand) or
  * on disk (a schedule simulated with chosen costs and written through the storage writer, like
- * `ppscope sim --trace`, optionally left open to be extended later, as a live run).
+ * `ppscope sim --trace`, optionally left open to be extended later, as a live run); and the main
+ * of a test that keeps its runs in one scratch directory.
  */
 #ifndef PPS_TEST_TUI_FIXTURE_H
 #define PPS_TEST_TUI_FIXTURE_H
@@ -283,5 +284,48 @@ FX_FN void fx_rmrf(const char *dir)
     if (system(cmd) != 0)
         fprintf(stderr, "could not remove %s\n", dir);
 }
+
+/* These need test.h, included first (the live writer is a program, not a test). */
+#ifdef PPS_TEST_H
+/* Writes x's simulated run (iters iterations) to dir/name and releases x; returns its path, good
+ * for the next seven calls. */
+FX_FN const char *fx_sim_run_x(const char *dir, const char *name, struct fx_sim *x, int iters)
+{
+    static char paths[8][4400];
+    static int next;
+    char *path = paths[next++ % 8];
+
+    snprintf(path, sizeof(paths[0]), "%s/%s", dir, name);
+    CHECK(fx_write_run(path, x, iters) == 0);
+    fx_sim_release(x);
+    return path;
+}
+
+/* The same for a run of kind at p stages and m microbatches, with fx_sim_defaults' costs. */
+FX_FN const char *fx_sim_run(const char *dir, const char *name, int kind, int p, int m, int iters)
+{
+    struct fx_sim x;
+
+    fx_sim_defaults(&x, kind, p, m);
+    return fx_sim_run_x(dir, name, &x, iters);
+}
+
+/* The main of a test whose runs live in one scratch directory: makes it in dir (len bytes), runs
+ * the cases asked for and removes it. test_main's exit code, or 1 when no directory could be
+ * made. */
+FX_FN int fx_test_main_in_tmpdir(const struct test_case *cases, int argc, char **argv, char *dir,
+                                 size_t len)
+{
+    int rc;
+
+    if (!fx_tmpdir(dir, len)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    rc = test_main(cases, argc, argv);
+    fx_rmrf(dir);
+    return rc;
+}
+#endif
 
 #endif

@@ -14,21 +14,6 @@ static char tmp[4096];
 static const char help_footer[] =
     "mouse: the wheel zooms, a click selects an op. Any key closes this.";
 
-/* Writes a simulated run of kind to tmp/name; returns its path (static per name slot). */
-static const char *sim_run(const char *name, int kind, int p, int m, int iters)
-{
-    static char paths[4][4200];
-    static int next;
-    char *path = paths[next++ % 4];
-    struct fx_sim x;
-
-    fx_sim_defaults(&x, kind, p, m);
-    snprintf(path, 4200, "%s/%s", tmp, name);
-    CHECK(fx_write_run(path, &x, iters) == 0);
-    fx_sim_release(&x);
-    return path;
-}
-
 static void open_ui(struct pps_tui *ui, const char *a)
 {
     struct pps_tui_opts o = {1, 0, 0.5};
@@ -148,7 +133,7 @@ static void test_help_whole_at_every_size(void)
     struct pps_tui ui;
     char why[20000];
 
-    open_ui(&ui, sim_run("help", PPS_SCHED_ZB_H1, 4, 8, 1));
+    open_ui(&ui, fx_sim_run(tmp, "help", PPS_SCHED_ZB_H1, 4, 8, 1));
     for (int cols = PPS_TUI_MIN_COLS; cols <= 300; cols++)
         for (int rows = PPS_TUI_MIN_ROWS; rows <= 100; rows++)
             if (help_whole(&ui, cols, rows, why, sizeof(why))) {
@@ -167,7 +152,7 @@ static void test_help_pages_turn_and_close(void)
     char row[512];
     struct pps__tui_help_layout l;
 
-    open_ui(&ui, sim_run("help-pages", PPS_SCHED_1F1B, 4, 8, 1));
+    open_ui(&ui, fx_sim_run(tmp, "help-pages", PPS_SCHED_1F1B, 4, 8, 1));
     CHECK(pps_tui_frame_init(&f, 60, 16) == 0);
     pps_tui_draw(&ui, &f);
     pps_tui_key(&ui, '?');
@@ -253,13 +238,5 @@ static const struct test_case cases[] = {
 
 int main(int argc, char **argv)
 {
-    int rc;
-
-    if (!fx_tmpdir(tmp, sizeof(tmp))) {
-        perror("mkdtemp");
-        return 1;
-    }
-    rc = test_main(cases, argc, argv);
-    fx_rmrf(tmp);
-    return rc;
+    return fx_test_main_in_tmpdir(cases, argc, argv, tmp, sizeof(tmp));
 }

@@ -14,27 +14,6 @@
 
 static char tmp[4096];
 
-/* Writes a simulated run of kind to tmp/name; returns its path (static per name slot). */
-static const char *sim_run_x(const char *name, struct fx_sim *x, int iters)
-{
-    static char paths[8][4400];
-    static int next;
-    char *path = paths[next++ % 8];
-
-    snprintf(path, 4400, "%s/%s", tmp, name);
-    CHECK(fx_write_run(path, x, iters) == 0);
-    fx_sim_release(x);
-    return path;
-}
-
-static const char *sim_run(const char *name, int kind, int p, int m, int iters)
-{
-    struct fx_sim x;
-
-    fx_sim_defaults(&x, kind, p, m);
-    return sim_run_x(name, &x, iters);
-}
-
 static void open_ui(struct pps_tui *ui, const char *a, const char *b)
 {
     struct pps_tui_opts o = {1, 0, 0.5};
@@ -221,7 +200,7 @@ static void test_header_unknown_schedule_p_m(void)
     /* A run that does not say its schedule, p or m: read from its order, and said so. */
     fx_sim_defaults(&x, PPS_SCHED_1F1B, 4, 8);
     x.no_meta = 1;
-    a = sim_run_x("nometa", &x, 2);
+    a = fx_sim_run_x(tmp, "nometa", &x, 2);
     open_ui(&ui, a, NULL);
     CHECK_EQ_INT(ui.models[0].rep->p, 4);
     CHECK(ui.models[0].rep->inferred & PPS_INFERRED_P);
@@ -248,7 +227,7 @@ static void test_header_unknown_schedule_p_m(void)
     pps_tui_release(&ui);
 
     /* A/B: the header and the delta table's schedule row say unknown too. */
-    b = sim_run("known", PPS_SCHED_1F1B, 4, 8, 2);
+    b = fx_sim_run(tmp, "known", PPS_SCHED_1F1B, 4, 8, 2);
     open_ui(&ui, path, b);
     pps_tui_draw(&ui, &f);
     row_text(&f, 0, row, sizeof(row));
@@ -410,7 +389,7 @@ static void test_status_line_parts_whole(void)
     fx_sim_defaults(&x, PPS_SCHED_1F1B, 4, 8);
     x.slow_stage = 3;
     x.slow_mult = 1.5;
-    open_ui(&ui, sim_run_x("status", &x, 3), NULL);
+    open_ui(&ui, fx_sim_run_x(tmp, "status", &x, 3), NULL);
     CHECK(ui.models[0].flags.n > 0);
     for (int cols = PPS_TUI_MIN_COLS; cols <= 300; cols++) {
         CHECK(pps_tui_frame_init(&f, cols, 40) == 0);
@@ -453,7 +432,7 @@ static void test_flags_whole_or_counted(void)
     x.slow_stage = 3;
     x.slow_mult = 1.5;
     x.wait_extra = 0.5;
-    open_ui(&ui, sim_run_x("flags", &x, 3), NULL);
+    open_ui(&ui, fx_sim_run_x(tmp, "flags", &x, 3), NULL);
     CHECK(ui.models[0].flags.n >= 2);
     for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++)
         for (int pane = 0; pane < 2; pane++) {
@@ -519,7 +498,7 @@ static void test_header_long_path_shortened(void)
         CHECK(mkdir(dir, 0700) == 0);
     }
     snprintf(tail, sizeof(tail), "%s/run-7", name);
-    a = sim_run(tail, PPS_SCHED_1F1B, 4, 8, 1);
+    a = fx_sim_run(tmp, tail, PPS_SCHED_1F1B, 4, 8, 1);
     open_ui(&ui, a, NULL);
     CHECK(pps_tui_frame_init(&f, 120, 30) == 0);
     pps_tui_draw(&ui, &f);
@@ -535,7 +514,7 @@ static void test_header_long_path_shortened(void)
     pps_tui_release(&ui);
 
     /* A/B at 120 columns: both runs' names. */
-    open_ui(&ui, a, sim_run("b-run", PPS_SCHED_ZB_H1, 4, 8, 1));
+    open_ui(&ui, a, fx_sim_run(tmp, "b-run", PPS_SCHED_ZB_H1, 4, 8, 1));
     CHECK(pps_tui_frame_init(&f, 120, 40) == 0);
     pps_tui_draw(&ui, &f);
     row_text(&f, 0, row, sizeof(row));
@@ -579,16 +558,16 @@ static void test_delta_peak_activations(void)
     int c;
 
     fx_sim_defaults(&x, PPS_SCHED_1F1B, 4, 8);
-    a1 = sim_run_x("act-1mib", &x, 2);
+    a1 = fx_sim_run_x(tmp, "act-1mib", &x, 2);
     fx_sim_defaults(&x, PPS_SCHED_ZB_H1, 4, 8);
     x.act_bytes = 2 << 20;
-    b2 = sim_run_x("act-2mib", &x, 2);
+    b2 = fx_sim_run_x(tmp, "act-2mib", &x, 2);
     fx_sim_defaults(&x, PPS_SCHED_1F1B, 4, 8);
     x.act_bytes = -1;
-    an = sim_run_x("act-none-1f1b", &x, 2);
+    an = fx_sim_run_x(tmp, "act-none-1f1b", &x, 2);
     fx_sim_defaults(&x, PPS_SCHED_GPIPE, 4, 8);
     x.act_bytes = -1;
-    bn = sim_run_x("act-none-gpipe", &x, 2);
+    bn = fx_sim_run_x(tmp, "act-none-gpipe", &x, 2);
 
     /* Bytes measured in both: B - A in MiB, worse (more) in the warning colour. */
     open_ui(&ui, a1, b2);
@@ -627,8 +606,8 @@ static void test_delta_whole_at_60_columns(void)
     const char *a;
     int c;
 
-    open_ui(&ui, sim_run("d-1f1b", PPS_SCHED_1F1B, 4, 8, 3),
-            sim_run("d-zb", PPS_SCHED_ZB_H1, 4, 8, 3));
+    open_ui(&ui, fx_sim_run(tmp, "d-1f1b", PPS_SCHED_1F1B, 4, 8, 3),
+            fx_sim_run(tmp, "d-zb", PPS_SCHED_ZB_H1, 4, 8, 3));
     CHECK(pps_tui_frame_init(&f, 60, 40) == 0);
     pps_tui_draw(&ui, &f);
     text[0] = '\0';
@@ -649,10 +628,10 @@ static void test_delta_whole_at_60_columns(void)
      * loses its bracket rather than be cut. */
     fx_sim_defaults(&x, PPS_SCHED_1F1B, 4, 8);
     x.act_bytes = -1;
-    a = sim_run_x("d-pred-1f1b", &x, 3);
+    a = fx_sim_run_x(tmp, "d-pred-1f1b", &x, 3);
     fx_sim_defaults(&x, PPS_SCHED_ZB_H1, 4, 8);
     x.act_bytes = -1;
-    open_ui(&ui, a, sim_run_x("d-pred-zb", &x, 3));
+    open_ui(&ui, a, fx_sim_run_x(tmp, "d-pred-zb", &x, 3));
     for (int cols = PPS_TUI_MIN_COLS; cols < 100; cols++) {
         delta_row_of(&ui, "iteration", cols, 40, row, sizeof(row), &c);
         CHECK((strstr(row, " -6.00ms") && !strcmp(row + strlen(row) - 2, "ms")) ||
@@ -674,13 +653,5 @@ static const struct test_case cases[] = {
 
 int main(int argc, char **argv)
 {
-    int rc;
-
-    if (!fx_tmpdir(tmp, sizeof(tmp))) {
-        perror("mkdtemp");
-        return 1;
-    }
-    rc = test_main(cases, argc, argv);
-    fx_rmrf(tmp);
-    return rc;
+    return fx_test_main_in_tmpdir(cases, argc, argv, tmp, sizeof(tmp));
 }

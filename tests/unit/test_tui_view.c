@@ -32,21 +32,6 @@ static void row_text(const struct pps_tui_frame *f, int y, char *buf, size_t len
     pps_tui_frame_row(f, y, 1, buf, len);
 }
 
-/* Writes a simulated run of kind to tmp/name; returns its path (static per name slot). */
-static const char *sim_run(const char *name, int kind, int p, int m, int iters)
-{
-    static char paths[4][4200];
-    static int next;
-    char *path = paths[next++ % 4];
-    struct fx_sim x;
-
-    fx_sim_defaults(&x, kind, p, m);
-    snprintf(path, 4200, "%s/%s", tmp, name);
-    CHECK(fx_write_run(path, &x, iters) == 0);
-    fx_sim_release(&x);
-    return path;
-}
-
 static void open_ui(struct pps_tui *ui, const char *a, const char *b)
 {
     struct pps_tui_opts o = {1, 0, 0.5};
@@ -163,7 +148,7 @@ static void test_keytab_one_table_for_handler_help_and_bar(void)
     }
     CHECK(n >= 20);
 
-    open_ui(&ui, sim_run("keys", PPS_SCHED_1F1B, 4, 8, 2), NULL);
+    open_ui(&ui, fx_sim_run(tmp, "keys", PPS_SCHED_1F1B, 4, 8, 2), NULL);
     CHECK(pps_tui_frame_init(&f, 200, 60) == 0);
     pps_tui_key(&ui, '?');
     CHECK(ui.help);
@@ -196,7 +181,7 @@ static void test_keys_script_names(void)
     struct pps_tui ui;
     struct pps_err err = {0, ""};
 
-    open_ui(&ui, sim_run("script", PPS_SCHED_1F1B, 2, 4, 1), NULL);
+    open_ui(&ui, fx_sim_run(tmp, "script", PPS_SCHED_1F1B, 2, 4, 1), NULL);
     CHECK(pps_tui_keys(&ui, "<down><tab><space>", &err) == 0);
     CHECK_EQ_INT(ui.cursor, 1);
     CHECK_EQ_INT(ui.pane, PPS_TUI_PANE_FLAGS);
@@ -216,7 +201,7 @@ static void test_view_zoom_pan_fit_iterate(void)
     const struct pps_report *rep;
     int64_t w, c, base;
 
-    open_ui(&ui, sim_run("moves", PPS_SCHED_1F1B, 4, 8, 3), NULL);
+    open_ui(&ui, fx_sim_run(tmp, "moves", PPS_SCHED_1F1B, 4, 8, 3), NULL);
     CHECK(pps_tui_frame_init(&f, 100, 30) == 0);
     pps_tui_draw(&ui, &f);
     rep = ui.models[0].rep;
@@ -281,7 +266,7 @@ static void test_view_select_by_key_and_mouse(void)
     char row[256];
     int y;
 
-    open_ui(&ui, sim_run("select", PPS_SCHED_1F1B, 4, 8, 1), NULL);
+    open_ui(&ui, fx_sim_run(tmp, "select", PPS_SCHED_1F1B, 4, 8, 1), NULL);
     CHECK(pps_tui_frame_init(&f, 100, 30) == 0);
     pps_tui_draw(&ui, &f);
     pps_tui_key(&ui, PPS_TUI_KEY_ENTER);
@@ -337,7 +322,7 @@ static void test_view_draws_at_every_size(void)
     struct pps_tui_frame f;
     char row[512];
 
-    open_ui(&ui, sim_run("sizes", PPS_SCHED_ZB_H1, 4, 8, 2), NULL);
+    open_ui(&ui, fx_sim_run(tmp, "sizes", PPS_SCHED_ZB_H1, 4, 8, 2), NULL);
     for (int cols = 1; cols <= 200; cols += 7)
         for (int rows = 1; rows <= 60; rows += 3) {
             CHECK(pps_tui_frame_init(&f, cols, rows) == 0);
@@ -378,7 +363,7 @@ static void test_view_interleaved_lanes(void)
     struct pps_tui_frame f;
     char row[256];
 
-    open_ui(&ui, sim_run("inter", PPS_SCHED_INTERLEAVED, 2, 4, 1), NULL);
+    open_ui(&ui, fx_sim_run(tmp, "inter", PPS_SCHED_INTERLEAVED, 2, 4, 1), NULL);
     CHECK_EQ_INT(pps__tui_lanes(&ui, 0), 4);
     CHECK(pps_tui_frame_init(&f, 80, 24) == 0);
     pps_tui_draw(&ui, &f);
@@ -406,7 +391,8 @@ static void test_view_open_errors(void)
     fp = fopen(path, "w");
     fputs("not a trace at all, not even close\n", fp);
     fclose(fp);
-    CHECK(pps_tui_open(&ui, sim_run("good", PPS_SCHED_1F1B, 2, 2, 1), path, &err) == PPS_EFORMAT);
+    CHECK(pps_tui_open(&ui, fx_sim_run(tmp, "good", PPS_SCHED_1F1B, 2, 2, 1), path, &err) ==
+          PPS_EFORMAT);
     CHECK_STR_CONTAINS(err.msg, "garbage.db");
     CHECK_EQ_INT(ui.n_models, 0);
     pps_tui_release(&ui);
@@ -529,7 +515,7 @@ static void test_view_progressive_open_ends_as_once(void)
     struct pps__tui_reloader *r = NULL;
     struct pps_err err = {0, ""};
     struct timespec tick = {0, 10000000};
-    const char *path = sim_run("progressive", PPS_SCHED_1F1B, 4, 8, 3);
+    const char *path = fx_sim_run(tmp, "progressive", PPS_SCHED_1F1B, 4, 8, 3);
     char out[4200], *once = NULL;
     size_t once_len = 0;
     FILE *fp;
@@ -577,8 +563,8 @@ static void test_view_ab_aligned_by_iteration(void)
 {
     struct pps_tui ui;
     struct pps_tui_frame f;
-    const char *a = sim_run("ab-1f1b", PPS_SCHED_1F1B, 4, 8, 3);
-    const char *b = sim_run("ab-zb", PPS_SCHED_ZB_H1, 4, 8, 3);
+    const char *a = fx_sim_run(tmp, "ab-1f1b", PPS_SCHED_1F1B, 4, 8, 3);
+    const char *b = fx_sim_run(tmp, "ab-zb", PPS_SCHED_ZB_H1, 4, 8, 3);
     const char *text;
 
     open_ui(&ui, a, b);
@@ -624,8 +610,8 @@ static void test_once_writes_the_frame(void)
 
     snprintf(path, sizeof(path), "%s/once.txt", tmp);
     fp = fopen(path, "w+");
-    CHECK(pps_tui_once(sim_run("once", PPS_SCHED_GPIPE, 2, 4, 1), NULL, &o, 70, 20, "<tab>", fp,
-                       &err) == 0);
+    CHECK(pps_tui_once(fx_sim_run(tmp, "once", PPS_SCHED_GPIPE, 2, 4, 1), NULL, &o, 70, 20, "<tab>",
+                       fp, &err) == 0);
     rewind(fp);
     while (fgets(line, sizeof(line), fp)) {
         if (n == 1)
@@ -661,13 +647,5 @@ static const struct test_case cases[] = {
 
 int main(int argc, char **argv)
 {
-    int rc;
-
-    if (!fx_tmpdir(tmp, sizeof(tmp))) {
-        perror("mkdtemp");
-        return 1;
-    }
-    rc = test_main(cases, argc, argv);
-    fx_rmrf(tmp);
-    return rc;
+    return fx_test_main_in_tmpdir(cases, argc, argv, tmp, sizeof(tmp));
 }

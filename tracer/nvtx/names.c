@@ -7,18 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pps_hash.h"
+
 #define INITIAL_SLOTS 256
 
-/* FNV-1a, 64 bits. */
-static uint64_t hash_text(const char *s, size_t len)
-{
-    uint64_t h = 14695981039346656037ull;
-    for (size_t i = 0; i < len; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 1099511628211ull;
-    }
-    return h;
-}
 
 int pps__nvtx_names_init(struct pps__nvtx_names *c, size_t max, pps__nvtx_fill_fn fill, void *ctx)
 {
@@ -75,7 +67,7 @@ static int grow(struct pps__nvtx_names *c)
 const struct pps__nvtx_name *pps__nvtx_names_get(struct pps__nvtx_names *c, const char *text,
                                                  size_t len)
 {
-    uint64_t h = hash_text(text, len);
+    uint64_t h = pps_fnv1a(text, len);
     struct pps__nvtx_name *found = NULL;
 
     pthread_mutex_lock(&c->lock);

@@ -1,0 +1,26 @@
+/*
+ * run_fixture.h - what the tests of whole runs (pps_run) share: a run configured as they set it,
+ * its stages threads of this process and no progress line.
+ */
+#ifndef PPS_RUN_FIXTURE_H
+#define PPS_RUN_FIXTURE_H
+
+#include "run.h"
+#include "schedule.h"
+
+/* `ppscope run`'s defaults, but kind at p stages, m microbatches and iters iterations on backend
+ * (PPS_BACKEND_EMU or _CPU), the stages threads of this process (PPS_TRANSPORT_THREADS), quiet. */
+static inline void run_config_threads(struct pps_run_config *c, int kind, int backend, int p, int m,
+                                      int iters)
+{
+    pps_run_config_init(c);
+    c->kinds[0] = kind;
+    c->p = p;
+    c->m = m;
+    c->iters = iters;
+    c->backend = backend;
+    c->transport = PPS_TRANSPORT_THREADS;
+    c->progress = 0;
+}
+
+#endif
