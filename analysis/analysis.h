@@ -136,6 +136,10 @@ struct pps_report {
      * the per-iteration figures count those. */
     int n_iters;
     int n_full;
+    /* The iterations the run planned (its meta iters; 0 when it does not say), and those of
+     * 0..planned_iters-1 with no span at all: how many, the lowest and the highest (-1: none). */
+    int planned_iters;
+    int n_missing, missing_first, missing_last;
     struct pps_iter_stats *iters;
     int n_stages;  /* entries of total[] and of each iteration's stages[]: stage numbers 0.. */
     int n_present; /* the stages the run has (present): the bubble and the flags count these */

@@ -101,25 +101,38 @@ static int holds(const struct pps_run *run, const char *key, int s)
     return end != v && *end == '\0' && n == s;
 }
 
+/*
+ * A stage that the run's p counts but that recorded nothing: its rank's shard is not in the run
+ * (the status says which ranks are missing), not a stage with nothing to do. No flag is about it,
+ * and none compares a stage with it: its zero would make every other stage look heavy.
+ */
+static int recorded(const struct pps_run *run, const struct pps_report *rep, int s)
+{
+    return rep->total[s].present && (!run || s >= run->n_stages || run->stages[s].n > 0);
+}
+
 static int find_imbalance(const struct pps_run *run, const struct pps_report *rep,
                           struct pps_flag_list *list, size_t *cap)
 {
     double total = 0;
     size_t first = list->n;
+    int n_recorded = 0;
 
-    if (rep->n_present < 2 || rep->n_full < 1)
-        return 0;
     for (int s = 0; s < rep->n_stages; s++)
-        if (rep->total[s].present)
+        if (recorded(run, rep, s)) {
             total += op_time(&rep->total[s]);
+            n_recorded++;
+        }
+    if (n_recorded < 2 || rep->n_full < 1)
+        return 0;
     for (int s = 0; s < rep->n_stages; s++) {
         double less, t = pps__analysis_stage_compute(rep, s, &less), others;
         char a[32], b[32], c[32], ends[160] = "";
         struct pps_flag *f;
 
-        if (!rep->total[s].present)
+        if (!recorded(run, rep, s))
             continue;
-        others = (total - op_time(&rep->total[s])) / (rep->n_present - 1);
+        others = (total - op_time(&rep->total[s])) / (n_recorded - 1);
         if (!(others > 0) || !(t > (1 + PPS_FLAG_IMBALANCE_MARGIN) * others))
             continue;
         if (!(f = add_flag(list, cap)))
@@ -305,7 +318,7 @@ static int find_stalls(const struct pps_run *run, const struct pps_report *rep,
         char a[32], b[32], c[32], peer[48] = "";
         struct pps_flag *f;
 
-        if (!st->present || !(wait > 0) || n_ops < 1 || !(op_time(st) > 0))
+        if (!recorded(run, rep, s) || !(wait > 0) || n_ops < 1 || !(op_time(st) > 0))
             continue;
         extra_idle = st->idle_ns - ref->idle[s] * rep->n_full;
         stall = (wait < extra_idle ? wait : extra_idle) - host_wait;

@@ -447,18 +447,40 @@ static void sum_iters(const struct stage_index *ix, struct pps_report *rep)
     }
 }
 
+/* Whether rank r is among the n missing ranks (ascending). */
+static int is_missing(const int *missing, int n, int r)
+{
+    for (int i = 0; i < n && missing[i] <= r; i++)
+        if (missing[i] == r)
+            return 1;
+    return 0;
+}
+
 /*
  * The stages the run has: with p known, 0..p-1 (a stage that recorded nothing in a run of p
  * stages idled), and any other that recorded spans; without p, only those that recorded spans
- * (a process that traced stage 1 alone has one stage, not two).
+ * (a process that traced stage 1 alone has one stage, not two). A stage with no spans whose
+ * rank's shard is missing from the run (a stage per rank) is not there: its idle time is not
+ * known, and the figures are the other stages'.
  */
-static void mark_present(const struct pps_run *run, struct pps_report *rep)
+static int mark_present(const struct pps_run *run, struct pps_report *rep, struct pps_err *err)
 {
+    int n_missing = pps_run_missing_ranks(run, NULL, 0), *missing = NULL;
+
+    if (n_missing > 0) {
+        if (!(missing = malloc((size_t)n_missing * sizeof(*missing))))
+            return pps_err_set(err, PPS_ENOMEM, "out of memory for the missing ranks");
+        pps_run_missing_ranks(run, missing, n_missing);
+    }
     rep->n_present = 0;
     for (int s = 0; s < rep->n_stages; s++) {
         rep->total[s].present = (rep->p > 0 && s < rep->p) || run->stages[s].n > 0;
+        if (run->stages[s].n == 0 && is_missing(missing, n_missing, s))
+            rep->total[s].present = 0;
         rep->n_present += rep->total[s].present;
     }
+    free(missing);
+    return 0;
 }
 
 struct window {
@@ -582,9 +604,11 @@ static int report_init(const struct pps_run *run, int n_iters, const int32_t *la
     rep->v = run->v > 0 ? run->v : 1;
     rep->sched_kind = run->schedule ? pps_sched_kind_parse(run->schedule) : -1;
     rep->complete = run->complete;
+    /* Each row's count fits int64, their sum need not: it stops at INT64_MAX ("at least"). */
     for (size_t i = 0; i < run->n_metrics; i++)
-        if (run->metrics[i].dropped > 0)
-            rep->dropped += run->metrics[i].dropped;
+        if (run->metrics[i].dropped > 0 &&
+            __builtin_add_overflow(rep->dropped, run->metrics[i].dropped, &rep->dropped))
+            rep->dropped = INT64_MAX;
     rep->bubble = NAN;
     rep->bubble_spread = NAN;
     rep->steady_bubble = NAN;
@@ -628,6 +652,41 @@ static int report_init(const struct pps_run *run, int n_iters, const int32_t *la
     return 0;
 }
 
+/*
+ * The iterations the run planned (meta iters, written by `ppscope run`) that left no span at
+ * all: a run that stopped early, or whose tracer could not write them (a full disk), says which
+ * are missing even when nothing in its shards counts them. A meta iters that is not a count
+ * says nothing (planned 0).
+ */
+static void count_missing(const struct pps_run *run, struct pps_report *rep)
+{
+    const char *s = pps_run_meta(run, "iters");
+    char *end;
+    long planned;
+    int at = 0;
+
+    rep->planned_iters = 0;
+    rep->n_missing = 0;
+    rep->missing_first = rep->missing_last = -1;
+    if (!s || *s < '0' || *s > '9')
+        return;
+    planned = strtol(s, &end, 10);
+    if (*end || planned < 1 || planned > INT32_MAX)
+        return;
+    rep->planned_iters = (int)planned;
+    /* The labels are sorted: walk them beside 0..planned-1. */
+    for (int k = 0; k < rep->planned_iters; k++) {
+        while (at < rep->n_iters && rep->iters[at].iter < k)
+            at++;
+        if (at < rep->n_iters && rep->iters[at].iter == k)
+            continue;
+        if (rep->missing_first < 0)
+            rep->missing_first = k;
+        rep->missing_last = k;
+        rep->n_missing++;
+    }
+}
+
 int pps_analysis_report(const struct pps_run *given, struct pps_report **out, struct pps_err *err)
 {
     const struct pps_run *run = given;
@@ -663,6 +722,7 @@ int pps_analysis_report(const struct pps_run *given, struct pps_report **out, st
     ret = report_init(run, n_labels, labels, rep, err);
     if (ret < 0)
         goto out;
+    count_missing(run, rep);
 
     ix = calloc(rep->n_stages ? (size_t)rep->n_stages : 1, sizeof(*ix));
     if (!ix) {
@@ -676,7 +736,8 @@ int pps_analysis_report(const struct pps_run *given, struct pps_report **out, st
             goto out;
         }
     }
-    mark_present(run, rep);
+    if ((ret = mark_present(run, rep, err)) < 0)
+        goto out;
     pps__analysis_infer_shape(run, rep);
     if (rep->p >= 1 && rep->m >= 1) {
         rep->bubble_quoted = pps_bubble_quoted(rep->p, rep->m);

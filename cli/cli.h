@@ -25,7 +25,9 @@ int pps_cmd_run(int argc, char **argv);
 int pps_cmd_view(int argc, char **argv);
 int pps_cmd_export(int argc, char **argv);
 
-/* Prints "ppscope CMD: message" on stderr and returns the exit code for err's code. */
+/* Prints "ppscope CMD: message" on stderr and returns the exit code for err's code. The message
+ * (and the usage error's) goes through pps_text_put (pps_text.h): a value it quotes from a run
+ * file or an argument shows its control bytes as \xNN, on one line. */
 int pps_cli_fail(const char *cmd, const struct pps_err *err);
 /* Prints "ppscope CMD: <formatted>" and a hint to run --help on stderr; returns PPS_EXIT_USAGE. */
 int pps_cli_usage_error(const char *cmd, const char *fmt, ...)
@@ -35,7 +37,9 @@ int pps_cli_usage_error(const char *cmd, const char *fmt, ...)
 int pps_parse_int(const char *s, long lo, long hi, long *out);
 int pps_parse_double(const char *s, double lo, double hi, double *out);
 
-/* A streaming JSON writer: objects and arrays nest, commas are placed for you. */
+/* A streaming JSON writer: objects and arrays nest, commas are placed for you. Strings come out
+ * valid whatever they hold: control characters as \u00XX (C1 and DEL too), a byte that does not
+ * start a valid UTF-8 sequence as U+FFFD. */
 struct pps_json {
     FILE *f;
     int depth;

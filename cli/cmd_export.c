@@ -14,6 +14,7 @@
 #include "analysis.h"
 #include "cli.h"
 #include "export.h"
+#include "pps_text.h"
 
 /* Each option once: the table drives getopt_long and the help, so they cannot drift. format is
  * the export it names (-1 for the others). */
@@ -193,7 +194,9 @@ int pps_cmd_export(int argc, char **argv)
             rc = pps_cli_fail("export", &err);
             goto out;
         }
-        printf("wrote %s: %s, %s\n", a.out[i], pps_export_format_name(i), what);
+        fputs("wrote ", stdout);
+        pps_text_put(stdout, a.out[i]);
+        printf(": %s, %s\n", pps_export_format_name(i), what);
     }
     rc = PPS_EXIT_OK;
 out:

@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "import.h"
+#include "pps_text.h"
 
 static const char usage_text[] =
     "usage: ppscope import [--progress | -q] FILE... -o RUN\n"
@@ -142,11 +143,12 @@ int pps_cmd_import(int argc, char **argv)
         rc = pps_import_kineto(files, n, &o, &st, &err);
     if (rc != 0)
         return pps_cli_fail("import", &err);
-    if (!quiet)
-        printf("ppscope import: wrote %s: %d rank%s, %lld span%s from %d %s (%lld events read, "
-               "%lld not kept)\n",
-               out, st.ranks, st.ranks == 1 ? "" : "s", (long long)st.spans,
-               st.spans == 1 ? "" : "s", n, format_words(format, n), (long long)st.events_read,
-               (long long)st.skipped);
+    if (!quiet) {
+        fputs("ppscope import: wrote ", stdout);
+        pps_text_put(stdout, out);
+        printf(": %d rank%s, %lld span%s from %d %s (%lld events read, %lld not kept)\n", st.ranks,
+               st.ranks == 1 ? "" : "s", (long long)st.spans, st.spans == 1 ? "" : "s", n,
+               format_words(format, n), (long long)st.events_read, (long long)st.skipped);
+    }
     return PPS_EXIT_OK;
 }

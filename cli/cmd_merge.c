@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "pps_text.h"
 #include "storage.h"
 
 static void usage(FILE *f)
@@ -71,9 +72,11 @@ int pps_cmd_merge(int argc, char **argv)
         pps_err_set(&back, err.code, "wrote %s, but cannot read it back: %s", out, err.msg);
         return pps_cli_fail("merge", &back);
     }
-    printf("ppscope merge: wrote %s: %d rank%s, %zu span%s, %zu metrics row%s\n", out,
-           merged->n_shards, merged->n_shards == 1 ? "" : "s", merged->n_spans,
-           merged->n_spans == 1 ? "" : "s", merged->n_metrics, merged->n_metrics == 1 ? "" : "s");
+    fputs("ppscope merge: wrote ", stdout);
+    pps_text_put(stdout, out);
+    printf(": %d rank%s, %zu span%s, %zu metrics row%s\n", merged->n_shards,
+           merged->n_shards == 1 ? "" : "s", merged->n_spans, merged->n_spans == 1 ? "" : "s",
+           merged->n_metrics, merged->n_metrics == 1 ? "" : "s");
     pps_run_free(merged);
     return PPS_EXIT_OK;
 }

@@ -6,10 +6,12 @@
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "analysis.h"
 #include "cli.h"
+#include "pps_text.h"
 
 static const char usage_text[] =
     "usage: ppscope report [--json] RUN\n"
@@ -59,13 +61,57 @@ static void print_pct(FILE *f, const char *label, double frac)
         fprintf(f, "%s %.1f%%", label, 100 * frac);
 }
 
+/* The planned iterations with no span (report.c's count_missing): which, and what can have
+ * happened to them. An incomplete run may have stopped there; a complete one ran them. */
+static void print_missing(FILE *f, const struct pps_report *rep)
+{
+    int run_of = rep->n_missing == rep->missing_last - rep->missing_first + 1;
+
+    if (rep->n_missing == 1)
+        fprintf(f, "missing   iteration %d (1 of %d planned)", rep->missing_first,
+                rep->planned_iters);
+    else if (run_of)
+        fprintf(f, "missing   iterations %d-%d (%d of %d planned)", rep->missing_first,
+                rep->missing_last, rep->n_missing, rep->planned_iters);
+    else
+        fprintf(f, "missing   %d of %d planned iterations, from %d to %d", rep->n_missing,
+                rep->planned_iters, rep->missing_first, rep->missing_last);
+    fprintf(f, ": no span of them is in the run: %s\n",
+            rep->complete ? "the tracer could not write them"
+                          : "it stopped before them, or its tracer could not write them (a full "
+                            "disk)");
+}
+
+/* A run without some of its ranks' shards (its world says how many it had) says which first:
+ * their stages recorded nothing, and nothing about them is a finding. */
+static void print_status(FILE *f, const struct pps_run *run, const struct pps_report *rep)
+{
+    char ranks[128];
+    int n = pps_run_missing_text(run, ranks, sizeof(ranks));
+
+    if (n > 0)
+        fprintf(f,
+                "status    missing rank%s %s: %s shard%s not in the run, the figures are the "
+                "other ranks'%s\n",
+                n == 1 ? "" : "s", ranks, n == 1 ? "its" : "their", n == 1 ? " is" : "s are",
+                rep->complete ? "" : "; INCOMPLETE: a rank did not close its shard");
+    else
+        fprintf(f, "status    %s\n",
+                rep->complete ? "complete" : "INCOMPLETE: a rank did not close its shard");
+}
+
 static void print_header(FILE *f, const struct pps_run *run, const struct pps_report *rep)
 {
-    fprintf(f, "run       %s (%s, from %s)\n", run->path ? run->path : "?",
-            run->merged ? "merged file" : "run directory", pps_run_source(run));
+    /* Text out of the run (its path, its schedule's name, notes and flags that quote its
+     * metadata) goes through pps_text_put: a run file must not drive the terminal. */
+    fputs("run       ", f);
+    pps_text_put(f, run->path ? run->path : "?");
+    fprintf(f, " (%s, from %s)\n", run->merged ? "merged file" : "run directory",
+            pps_run_source(run));
     const char *name = pps_report_schedule_name(run, rep);
 
-    fprintf(f, "schedule  %s", name ? name : "unknown");
+    fputs("schedule  ", f);
+    pps_text_put(f, name ? name : "unknown");
     if (rep->inferred & PPS_INFERRED_SCHEDULE)
         fprintf(f, rep->sched_kind >= 0 ? " (its order, inferred)" : " (its observed order)");
     if (rep->p)
@@ -109,11 +155,12 @@ static void print_header(FILE *f, const struct pps_run *run, const struct pps_re
         fprintf(f, " (%d partial: the run stopped in %s, left out of the figures)",
                 rep->n_iters - rep->n_full, rep->n_iters - rep->n_full == 1 ? "it" : "them");
     fprintf(f, "\n");
-    fprintf(f, "status    %s\n",
-            rep->complete ? "complete" : "INCOMPLETE: a rank did not close its shard");
+    print_status(f, run, rep);
     if (rep->dropped > 0)
         fprintf(f, "dropped   %lld spans the tracer could not keep: the figures miss them\n",
                 (long long)rep->dropped);
+    if (rep->n_missing > 0)
+        print_missing(f, rep);
     if (rep->n_outside > 0 && rep->n_iters > 0)
         fprintf(f, "note      %zu span%s outside every iteration's window: no figure counts %s\n",
                 rep->n_outside, rep->n_outside == 1 ? " lies" : "s lie",
@@ -255,8 +302,9 @@ static void print_bubble(FILE *f, const struct pps_run *run, const struct pps_re
         char t[32];
 
         pps_format_ns(rep->tcomm_ns, t, sizeof(t));
-        fprintf(f, "predicted %s%s with the measured mean op costs, tcomm %s",
-                pps_report_schedule_name(run, rep),
+        fputs("predicted ", f);
+        pps_text_put(f, pps_report_schedule_name(run, rep));
+        fprintf(f, "%s with the measured mean op costs, tcomm %s",
                 rep->observed.actions ? " (the observed order)" : "", t);
         if (!isnan(rep->pred_balanced))
             fprintf(f, "; balanced stages %.1f%%", 100 * rep->pred_balanced);
@@ -264,7 +312,9 @@ static void print_bubble(FILE *f, const struct pps_run *run, const struct pps_re
             fprintf(f, "; with the links as measured %.1f%%", 100 * rep->pred_links);
         fprintf(f, "%s\n", rep->basis == PPS_BASIS_STEADY ? " (steady)" : "");
     } else {
-        fprintf(f, "predicted none: %s\n", rep->prediction_note);
+        fputs("predicted none: ", f);
+        pps_text_put(f, rep->prediction_note);
+        fputc('\n', f);
     }
     if (!isnan(rep->iter_ns)) {
         fprintf(f, "iteration measured %.3f %s", rep->iter_ns / u.ns, u.name);
@@ -274,7 +324,9 @@ static void print_bubble(FILE *f, const struct pps_run *run, const struct pps_re
                                               : "the one iteration's window");
     }
     pps_report_verdict(rep, verdict, sizeof(verdict));
-    fprintf(f, "verdict   %s\n", verdict);
+    fputs("verdict   ", f);
+    pps_text_put(f, verdict);
+    fputc('\n', f);
 }
 
 static void print_flags(FILE *f, const struct pps_flag_list *fl)
@@ -284,8 +336,11 @@ static void print_flags(FILE *f, const struct pps_flag_list *fl)
         return;
     }
     fprintf(f, "flags     %zu\n", fl->n);
-    for (size_t i = 0; i < fl->n; i++)
-        fprintf(f, "  ! %-10s %s\n", pps_flag_kind_name(fl->items[i].kind), fl->items[i].text);
+    for (size_t i = 0; i < fl->n; i++) {
+        fprintf(f, "  ! %-10s ", pps_flag_kind_name(fl->items[i].kind));
+        pps_text_put(f, fl->items[i].text);
+        fputc('\n', f);
+    }
 }
 
 static void print_text(FILE *f, const struct pps_run *run, const struct pps_report *rep,
@@ -445,6 +500,26 @@ static void json_flags(struct pps_json *j, const struct pps_flag_list *fl)
     pps_json_end_array(j);
 }
 
+/* complete (false without every rank), status in words, the ranks whose shards are missing. */
+static void json_status(struct pps_json *j, const struct pps_run *run,
+                        const struct pps_report *rep)
+{
+    char list[128], text[160];
+    int n = pps_run_missing_text(run, list, sizeof(list)), *ranks = NULL;
+
+    snprintf(text, sizeof(text), "missing rank%s %s", n == 1 ? "" : "s", list);
+    pps_json_bool(j, "complete", rep->complete && n == 0);
+    pps_json_string(j, "status", n > 0 ? text : rep->complete ? "complete" : "incomplete");
+    pps_json_begin_array(j, "missing_ranks");
+    if (n > 0 && (ranks = malloc((size_t)n * sizeof(*ranks)))) {
+        pps_run_missing_ranks(run, ranks, n);
+        for (int k = 0; k < n; k++)
+            pps_json_int(j, NULL, ranks[k]);
+    }
+    pps_json_end_array(j);
+    free(ranks);
+}
+
 static void print_json(FILE *f, const struct pps_run *run, const struct pps_report *rep,
                        const struct pps_flag_list *fl)
 {
@@ -468,11 +543,15 @@ static void print_json(FILE *f, const struct pps_run *run, const struct pps_repo
     json_positive_or_null(&j, "p", rep->p);
     json_positive_or_null(&j, "m", rep->m);
     pps_json_int(&j, "v", rep->v);
-    pps_json_bool(&j, "complete", rep->complete);
+    json_status(&j, run, rep);
     pps_json_int(&j, "dropped", rep->dropped);
     pps_json_int(&j, "n_stages", rep->n_present);
     pps_json_int(&j, "n_iterations", rep->n_iters);
     pps_json_int(&j, "partial_iterations", rep->n_iters - rep->n_full);
+    pps_json_int(&j, "planned_iterations", rep->planned_iters);
+    pps_json_int(&j, "missing_iterations", rep->n_missing);
+    pps_json_int(&j, "missing_first", rep->missing_first);
+    pps_json_int(&j, "missing_last", rep->missing_last);
     pps_json_int(&j, "spans_outside_windows", (int64_t)rep->n_outside);
     pps_json_int(&j, "spans_without_iteration", (int64_t)rep->n_no_iter);
     pps_json_double(&j, "bubble", rep->bubble);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "pps_text.h"
 #include "sim_text.h"
 #include "sim_trace.h"
 
@@ -423,8 +424,11 @@ int pps_cmd_sim(int argc, char **argv)
             if (pps_sim_write_trace(dir, &cases[k].sched, &costs, &cases[k].res, o.iters, o.unit_ns,
                                     &err))
                 goto fail;
-            if (!o.json)
-                fprintf(stderr, "ppscope sim: wrote %s\n", dir);
+            if (!o.json) {
+                fputs("ppscope sim: wrote ", stderr);
+                pps_text_put(stderr, dir);
+                fputc('\n', stderr);
+            }
         }
     }
     if (o.json) {

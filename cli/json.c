@@ -3,6 +3,7 @@
 #include <math.h>
 
 #include "cli.h"
+#include "pps_text.h"
 
 void pps_json_init(struct pps_json *j, FILE *f)
 {
@@ -11,29 +12,33 @@ void pps_json_init(struct pps_json *j, FILE *f)
     j->need_comma[0] = 0;
 }
 
+/*
+ * A JSON string, valid whatever s holds (run files are foreign input): ", \ and the control
+ * characters escaped (\n, \t, else \u00XX, DEL and the C1 controls U+0080..U+009F too, so that
+ * a document printed on a terminal sends it nothing to act on), and each byte that does not
+ * start a valid UTF-8 sequence as U+FFFD, as export/ writes it: \u00XX would claim the byte was
+ * the character U+00XX, which it was not.
+ */
 static void put_string(FILE *f, const char *s)
 {
     fputc('"', f);
-    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-        switch (*c) {
-        case '"':
-            fputs("\\\"", f);
-            break;
-        case '\\':
-            fputs("\\\\", f);
-            break;
-        case '\n':
+    while (*s) {
+        int n = pps_utf8_len(s);
+        uint32_t c = n ? pps_utf8_code(s, n) : 0xfffd;
+
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", (int)c);
+        else if (c == '\n')
             fputs("\\n", f);
-            break;
-        case '\t':
+        else if (c == '\t')
             fputs("\\t", f);
-            break;
-        default:
-            if (*c < 0x20)
-                fprintf(f, "\\u%04x", *c);
-            else
-                fputc(*c, f);
-        }
+        else if (c < 0x20 || (c >= 0x7f && c < 0xa0))
+            fprintf(f, "\\u%04x", (unsigned)c);
+        else if (n == 0)
+            fputs("\xef\xbf\xbd", f); /* U+FFFD */
+        else
+            fwrite(s, 1, (size_t)n, f);
+        s += n ? n : 1;
     }
     fputc('"', f);
 }

@@ -4,6 +4,7 @@
 
 #include "cli.h"
 #include "pps_config.h"
+#include "pps_text.h"
 
 struct command {
     const char *name;
@@ -50,6 +51,8 @@ int main(int argc, char **argv)
     for (const struct command *c = commands; c->name; c++)
         if (!strcmp(name, c->name))
             return c->fn(argc - 1, argv + 1);
-    fprintf(stderr, "ppscope: '%s' is not a ppscope command (see 'ppscope --help')\n", name);
+    fputs("ppscope: '", stderr);
+    pps_text_put(stderr, name);
+    fputs("' is not a ppscope command (see 'ppscope --help')\n", stderr);
     return PPS_EXIT_USAGE;
 }

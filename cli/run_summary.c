@@ -11,6 +11,7 @@
 #include "analysis.h"
 #include "cli.h"
 #include "optimizer.h"
+#include "pps_text.h"
 #include "run_summary.h"
 
 /* What one schedule's row shows. */
@@ -64,7 +65,11 @@ static int read_row(const struct pps_run_outcome *o, struct row *r)
     r->iter_ns = r->bubble = r->steady = r->pred = r->pred_steady = r->act_peak = NAN;
     r->pred_iter_ns = NAN;
     if (pps_run_load(o->dir, &run, &err) < 0 || pps_analysis_report(run, &rep, &err) < 0) {
-        fprintf(stderr, "ppscope run: cannot read back %s: %s\n", o->dir, err.msg);
+        fputs("ppscope run: cannot read back ", stderr);
+        pps_text_put(stderr, o->dir);
+        fputs(": ", stderr);
+        pps_text_put(stderr, err.msg);
+        fputc('\n', stderr);
         goto out;
     }
     /* The report's own figures, under the report's own names (docs/analysis.md). */
@@ -176,25 +181,37 @@ int pps_run_summary_print(FILE *f, const struct pps_run_config *c, const struct 
             snprintf(b[5], sizeof(b[5]), "-");
         else
             snprintf(b[5], sizeof(b[5]), "%.4f", o->loss);
-        fprintf(f, "%-12s %10s %10s %7s %9s %7s %9s %9s %7s  %s\n", pps_sched_kind_name(o->kind),
-                b[6], b[7], b[0], b[1], b[2], b[3], b[4], b[5],
-                o->dir[0] ? o->dir : "(not traced)");
+        /* The run's directory is the user's, its flags quote the run: neither drives the
+         * terminal (pps_text_put). */
+        fprintf(f, "%-12s %10s %10s %7s %9s %7s %9s %9s %7s  ", pps_sched_kind_name(o->kind), b[6],
+                b[7], b[0], b[1], b[2], b[3], b[4], b[5]);
+        pps_text_put(f, o->dir[0] ? o->dir : "(not traced)");
+        fputc('\n', f);
         if (o->rollbacks || o->skips || o->clips)
             fprintf(f,
                     "%-12s optimizer: %ld steps, %ld clipped, %ld skipped, %ld rolled back, "
                     "%ld passes rerun\n",
                     "", o->steps, o->clips, o->skips, o->rollbacks, o->reruns);
-        for (int k = 0; k < row.n_flags && k < (int)(sizeof(row.flags) / sizeof(row.flags[0])); k++)
-            fprintf(f, "%-12s ! %s\n", "", row.flags[k]);
-        if (row.n_flags > (int)(sizeof(row.flags) / sizeof(row.flags[0])))
-            fprintf(f, "%-12s ! and %d more: ppscope report %s\n", "",
-                    row.n_flags - (int)(sizeof(row.flags) / sizeof(row.flags[0])), o->dir);
+        for (int k = 0; k < row.n_flags && k < (int)(sizeof(row.flags) / sizeof(row.flags[0]));
+             k++) {
+            fprintf(f, "%-12s ! ", "");
+            pps_text_put(f, row.flags[k]);
+            fputc('\n', f);
+        }
+        if (row.n_flags > (int)(sizeof(row.flags) / sizeof(row.flags[0]))) {
+            fprintf(f, "%-12s ! and %d more: ppscope report ", "",
+                    row.n_flags - (int)(sizeof(row.flags) / sizeof(row.flags[0])));
+            pps_text_put(f, o->dir);
+            fputc('\n', f);
+        }
     }
-    if (r->n > 0 && r->outcomes[0].dir[0])
+    if (r->n > 0 && r->outcomes[0].dir[0]) {
         fprintf(f,
                 "iteration: one iteration's end to the next's; bubble: the mean over iterations; "
-                "steady: iterations\n1..N-1 back to back; predicted: the simulator with the run's "
-                "own op costs. Per stage: ppscope report %s\n",
-                r->outcomes[0].dir);
+                "steady: iterations\n1..N-1 back to back; predicted: the simulator with the "
+                "run's own op costs. Per stage: ppscope report ");
+        pps_text_put(f, r->outcomes[0].dir);
+        fputc('\n', f);
+    }
     return code;
 }

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "pps_run_id.h"
 #include "sim_trace.h"
 #include "storage.h"
 
@@ -14,6 +15,10 @@ static int write_meta(struct pps_store_writer *w, const struct pps_schedule *sc,
 {
     char buf[64];
     int rc = pps_store_writer_meta(w, "schedule", pps_sched_kind_name(sc->kind), err);
+    if (!rc) {
+        pps_run_id_new(buf);
+        rc = pps_store_writer_meta(w, "run_id", buf, err);
+    }
     if (!rc)
         rc = pps_store_writer_meta_int(w, "p", sc->p, err);
     if (!rc)

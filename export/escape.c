@@ -3,9 +3,12 @@
  * things every writer needs at its end: checking the stream, growing an array, saying what it
  * wrote.
  *
- * Names come from other programs (kernel names, NVTX ranges, imported traces) and a path is
- * whatever the user typed: all four formats must be valid UTF-8, so each escaper walks the
- * text by UTF-8 sequence and writes U+FFFD for a byte that does not start a valid one.
+ * Names come from other programs (kernel names, NVTX ranges, imported traces) and a run's
+ * metadata, and a path is whatever the user typed: all four formats must be valid UTF-8 and
+ * hold no control character (a terminal acts on ESC and BEL when the file is printed, and XML
+ * forbids most of them even as references), so each escaper walks the text by UTF-8 sequence
+ * (pps_text.h) and writes U+FFFD for a byte that does not start a valid one and for a control
+ * character its format has no escape for.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -13,53 +16,40 @@
 #include <string.h>
 
 #include "export_int.h"
+#include "pps_text.h"
 
 static const char replacement[] = "\xef\xbf\xbd"; /* U+FFFD */
 
-/* The length of the valid UTF-8 sequence at s (1 to 4), or 0 when s does not start one:
- * overlong forms, surrogates and code points above U+10FFFF are not valid. */
-static int utf8_len(const unsigned char *s)
+/* The code point at *s and the length of its sequence in *n: U+FFFD and 1 for a byte that does
+ * not start a valid sequence. */
+static uint32_t next_code(const unsigned char *s, int *n)
 {
-    unsigned c = s[0];
-    int n;
-    uint32_t cp;
-
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xc2 && c <= 0xdf) {
-        n = 2;
-        cp = c & 0x1f;
-    } else if (c >= 0xe0 && c <= 0xef) {
-        n = 3;
-        cp = c & 0x0f;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        n = 4;
-        cp = c & 0x07;
-    } else {
-        return 0;
+    *n = pps_utf8_len((const char *)s);
+    if (*n == 0) {
+        *n = 1;
+        return 0xfffd;
     }
-    for (int i = 1; i < n; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        cp = cp << 6 | (s[i] & 0x3f);
-    }
-    if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-        (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-        return 0;
-    return n;
+    return pps_utf8_code((const char *)s, *n);
 }
 
-/* Writes the UTF-8 sequence at *s (or U+FFFD) and moves *s past it. */
-static void put_utf8(FILE *f, const unsigned char **s)
+/* A control character: C0, DEL or C1. XML 1.0 also forbids U+FFFE and U+FFFF (not characters),
+ * which no format here needs either. */
+static int is_control(uint32_t c)
 {
-    int n = utf8_len(*s);
+    return c < 0x20 || (c >= 0x7f && c < 0xa0) || c == 0xfffe || c == 0xffff;
+}
 
-    if (n == 0) {
+/* Writes the character at *s, U+FFFD for an invalid byte or a control character, and moves *s
+ * past it. */
+static void put_char(FILE *f, const unsigned char **s)
+{
+    int n;
+    uint32_t c = next_code(*s, &n);
+
+    if (c == 0xfffd || is_control(c))
         fputs(replacement, f);
-        (*s)++;
-        return;
-    }
-    fwrite(*s, 1, (size_t)n, f);
+    else
+        fwrite(*s, 1, (size_t)n, f);
     *s += n;
 }
 
@@ -78,13 +68,11 @@ void pps__export_json_string(FILE *f, const char *str)
         } else if (*s == '\t') {
             fputs("\\t", f);
             s++;
-        } else if (*s < 0x20) {
-            /* Not \u00XX: Perfetto's JSON reader takes no \u escapes in the strings it reads
-             * itself (an event's name), and fails the whole trace on one. */
-            fputs(replacement, f);
-            s++;
         } else {
-            put_utf8(f, &s);
+            /* Other control characters as U+FFFD, not \u00XX: Perfetto's JSON reader takes no
+             * \u escapes in the strings it reads itself (an event's name), and fails the whole
+             * trace on one. */
+            put_char(f, &s);
         }
     }
     fputc('"', f);
@@ -114,11 +102,7 @@ void pps__export_xml_text(FILE *f, const char *str)
             fputc(*s, f);
             break;
         default:
-            if (*s < 0x20) {
-                fputs(replacement, f);
-                break;
-            }
-            put_utf8(f, &s);
+            put_char(f, &s);
             continue;
         }
         s++;
@@ -137,7 +121,7 @@ void pps__export_om_string(FILE *f, const char *str)
             fputs("\\n", f);
             s++;
         } else {
-            put_utf8(f, &s);
+            put_char(f, &s);
         }
     }
 }
@@ -145,22 +129,24 @@ void pps__export_om_string(FILE *f, const char *str)
 void pps__export_csv_field(FILE *f, const char *str)
 {
     const unsigned char *s = (const unsigned char *)(str ? str : "");
+    int quote = strpbrk((const char *)s, ",\"\r\n") != NULL;
 
-    if (!strpbrk((const char *)s, ",\"\r\n")) {
-        while (*s)
-            put_utf8(f, &s);
-        return;
-    }
-    fputc('"', f);
+    /* CR, LF and tab are data in a quoted field (RFC 4180); other control characters are not
+     * text a spreadsheet or a terminal should get. */
+    if (quote)
+        fputc('"', f);
     while (*s) {
         if (*s == '"') {
             fputs("\"\"", f);
             s++;
+        } else if (*s == '\r' || *s == '\n' || *s == '\t') {
+            fputc(*s++, f);
         } else {
-            put_utf8(f, &s);
+            put_char(f, &s);
         }
     }
-    fputc('"', f);
+    if (quote)
+        fputc('"', f);
 }
 
 void pps__export_put_us(FILE *f, int64_t ns)

@@ -175,6 +175,36 @@ int pps__run_launched_world(void)
     return 1;
 }
 
+/* ---- what the tracers lost ------------------------------------------------------------------ */
+
+void pps__run_loss_add(struct pps__run_loss *l, const struct pps_trace_stats *s)
+{
+    l->written += s->written;
+    l->unwritten += s->unwritten;
+    l->dropped += s->dropped;
+    if (s->unwritten_first_iter >= 0 && (l->first < 0 || s->unwritten_first_iter < l->first))
+        l->first = s->unwritten_first_iter;
+    if (s->unwritten_last_iter > l->last)
+        l->last = s->unwritten_last_iter;
+}
+
+int pps__run_loss_error(const struct pps__run_loss *l, const char *dir, int iters, const char *why,
+                        struct pps_err *err)
+{
+    char range[96] = "";
+
+    if (l->unwritten == 0)
+        return 0;
+    /* Training went on (the tracer never blocks it): the run's end is where the loss is told. */
+    if (l->first >= 0)
+        snprintf(range, sizeof(range), " (iterations %d-%d of %d, in whole or in part)", l->first,
+                 l->last, iters);
+    return pps_err_set(err, PPS_EIO, "%s: the tracer could not write %llu of %llu spans%s: %s", dir,
+                       (unsigned long long)l->unwritten,
+                       (unsigned long long)(l->written + l->unwritten), range,
+                       why && *why ? why : "the trace store refused them");
+}
+
 /* ---- run ----------------------------------------------------------------------------------- */
 
 int pps_run(const struct pps_run_config *c, struct pps_run_result *res, struct pps_err *err)

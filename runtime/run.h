@@ -30,6 +30,16 @@
  * pps_trace_close_incomplete(): everything recorded is written, the flushers stop, the shards
  * are closed without the complete mark (readers say the run is incomplete).
  *
+ * Stopping. With the threads transport, SIGTERM or SIGINT during the run (pps_run sets handlers
+ * that only note the signal, and puts the program's back when it returns) stops it the same way:
+ * the stages are aborted, every tracer is closed incomplete with all it recorded, and pps_run
+ * returns PPS_EIO, "stopped by SIGTERM: DIR is incomplete: N spans kept, D dropped".
+ *
+ * Lost spans. A tracer that could not write spans (a full disk) never stops training; when the
+ * run is over, pps_run returns PPS_EIO with one line of what was lost, summed over the stages
+ * (under MPI over the ranks, every rank returning it): "DIR: the tracer could not write U of N
+ * spans (iterations A-B of ITERS, in whole or in part): REASON".
+ *
  * Errors: 0 or a negative PPS_E... code with a one-line reason in err. pps_err_is_input() tells
  * the errors of the configuration (exit 2 in the CLI) from the failures of the run.
  */

@@ -19,6 +19,7 @@ struct pps__run_sched {
     struct pps_model_data *data; /* cpu: the text, shared read-only by every chunk */
     char dir[1024];              /* the run directory, "" when not traced */
     char partition[512];         /* blocks per virtual stage, "1,1,1,1" */
+    char run_id[17];             /* meta run_id of every shard (pps_run_id.h); MPI: rank 0's */
     /* progress on stderr */
     int64_t progress_ns;
 };
@@ -63,6 +64,23 @@ int pps__run_compare_grads(const struct pps__run_sched *rs, const float *grads, 
 
 /* Refuses an OUT that exists and is not an empty directory. */
 int pps__run_out_check(const char *out, struct pps_err *err);
+
+/* What a run's tracers did with its spans, summed over its stages (or ranks): committed, and
+ * refused by the store (a full disk) with their lowest and highest iteration (-1: none). */
+struct pps__run_loss {
+    uint64_t written, unwritten;
+    int32_t first, last;
+    uint64_t dropped; /* every span not kept, the unwritten included */
+};
+
+/* Adds a tracer's pps_trace_stats() (taken after the last flush) to l; l starts zeroed with
+ * first = last = -1: {.first = -1, .last = -1}. */
+void pps__run_loss_add(struct pps__run_loss *l, const struct pps_trace_stats *s);
+
+/* When l lost spans: PPS_EIO with the one line `ppscope run` ends with, "DIR: the tracer could
+ * not write N of M spans (iterations A-B of ITERS, in whole or in part): WHY". 0 otherwise. */
+int pps__run_loss_error(const struct pps__run_loss *l, const char *dir, int iters, const char *why,
+                        struct pps_err *err);
 
 /* The drivers: every schedule of c, in this process's threads or as this MPI rank. */
 int pps__run_threads(const struct pps_run_config *c, struct pps_run_result *res,

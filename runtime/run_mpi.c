@@ -9,6 +9,7 @@
  * be met that way, since the others wait for it inside MPI calls: that rank calls the
  * transport's abort, which says who failed and why and ends the whole job (transport.h).
  */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,6 +150,51 @@ static int check_grads(const struct pps__run_sched *rs, struct pps_transport *t,
     return 0;
 }
 
+/*
+ * Closes this rank's tracer (collective: the closing clock sync) and sums what every rank's
+ * tracer could not write (a full disk): when any rank lost spans, every rank returns the same
+ * PPS_EIO, whose line (pps__run_loss_error) names the run's totals and the reason of the lowest
+ * rank that lost them; training went on, the run's end is where it is told. A close error that
+ * lost no spans is this rank's line on stderr, as before. Collective over MPI_COMM_WORLD.
+ */
+static int close_tracer(struct pps_tracer **tr, int rank, const char *dir, int iters,
+                        struct pps_err *err)
+{
+    struct pps_err terr = {0, ""};
+    struct pps_trace_stats ts;
+    struct pps__run_loss loss = {.first = -1, .last = -1};
+    /* Summed as doubles (exact below 2^53 spans); the iterations by MPI_MIN of their values and
+     * their negations; the lowest rank that lost spans, by MPI_MIN. */
+    double counts[2], sums[2];
+    int mine[3], all[3];
+    char why[sizeof(terr.msg)];
+
+    (void)pps_trace_flush(*tr, NULL); /* its error is close's too */
+    pps_trace_stats(*tr, &ts);
+    if (pps_trace_close(*tr, &terr) && !ts.unwritten)
+        fprintf(stderr, "ppscope run: rank %d: %s\n", rank, terr.msg);
+    *tr = NULL;
+    counts[0] = (double)ts.written;
+    counts[1] = (double)ts.unwritten;
+    mine[0] = ts.unwritten_first_iter >= 0 ? ts.unwritten_first_iter : INT_MAX;
+    mine[1] = -ts.unwritten_last_iter;
+    mine[2] = ts.unwritten ? rank : INT_MAX;
+    if (MPI_Allreduce(counts, sums, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD) != MPI_SUCCESS ||
+        MPI_Allreduce(mine, all, 3, MPI_INT, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS)
+        return pps_err_set(err, PPS_EIO, "MPI_Allreduce failed summing the tracers' losses");
+    if (sums[1] == 0)
+        return 0;
+    snprintf(why, sizeof(why), "%s", terr.msg);
+    if (MPI_Bcast(why, (int)sizeof(why), MPI_CHAR, all[2], MPI_COMM_WORLD) != MPI_SUCCESS)
+        return pps_err_set(err, PPS_EIO, "MPI_Bcast failed sharing a tracer's loss");
+    why[sizeof(why) - 1] = '\0';
+    loss.written = (uint64_t)sums[0];
+    loss.unwritten = (uint64_t)sums[1];
+    loss.first = all[0] == INT_MAX ? -1 : all[0];
+    loss.last = all[0] == INT_MAX ? -1 : -all[1];
+    return pps__run_loss_error(&loss, dir, iters, why, err);
+}
+
 static int run_one(const struct pps_run_config *c, int kind, int rank, struct pps_run_outcome *o,
                    struct pps_err *err)
 {
@@ -158,7 +204,6 @@ static int run_one(const struct pps_run_config *c, int kind, int rank, struct pp
     struct pps_tracer *tr = NULL;
     struct pps_exec_config ec;
     struct pps_exec_result er;
-    struct pps_err terr = {0, ""};
     double shared[2];
     int rc;
 
@@ -168,6 +213,11 @@ static int run_one(const struct pps_run_config *c, int kind, int rank, struct pp
                          (int)(sizeof(chunks) / sizeof(chunks[0])));
     if (rc)
         goto out; /* the same on every rank */
+    /* One run, one id: every rank writes rank 0's (readers refuse shards of two runs). */
+    if (MPI_Bcast(rs.run_id, (int)sizeof(rs.run_id), MPI_CHAR, 0, MPI_COMM_WORLD) != MPI_SUCCESS) {
+        rc = pps_err_set(err, PPS_EIO, "MPI_Bcast failed");
+        goto out;
+    }
     o->kind = kind;
     snprintf(o->dir, sizeof(o->dir), "%s", rs.dir);
     rc = pps_transport_mpi_new(NULL, rs.m, rs.nvs, &t, err);
@@ -186,9 +236,9 @@ static int run_one(const struct pps_run_config *c, int kind, int rank, struct pp
     rc = pps_executor_run(&ec, &er, err); /* on failure the executor has aborted the job */
     if (rc)
         goto out;
-    if (pps_trace_close(tr, &terr))
-        fprintf(stderr, "ppscope run: rank %d: %s\n", rank, terr.msg);
-    tr = NULL;
+    rc = close_tracer(&tr, rank, rs.dir, c->iters, err);
+    if (rc)
+        goto out; /* every rank has the same error: rank 0 says it */
     o->wall_ns = (double)(er.t_end_ns - er.t_start_ns);
     o->steps = er.steps;
     o->skips = er.skips;

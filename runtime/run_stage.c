@@ -12,6 +12,7 @@
 #include <dirent.h>
 
 #include "host.h"
+#include "pps_run_id.h"
 #include "run_int.h"
 
 /* ---- one schedule's setup ------------------------------------------------------------------ */
@@ -31,6 +32,7 @@ int pps__run_sched_prepare(struct pps__run_sched *rs, const struct pps_run_confi
     rs->m = c->m;
     rs->v = pps_run_config_v(c, kind);
     rs->nvs = rs->p * rs->v;
+    pps_run_id_new(rs->run_id);
     rc = pps_schedule_generate(&rs->sched, kind, rs->p, rs->m, rs->v, err);
     if (!rc)
         rc = pps_schedule_validate(&rs->sched, &fault, err);
@@ -182,6 +184,7 @@ static int write_meta(struct pps__run_sched *rs, int stage, struct pps_tracer *t
     (void)pps__run_stage_w_budget(c, rs->kind, rs->p, rs->v, rs->first_block, stage, &stage_budget,
                                   NULL);
     rc |= pps_trace_meta(t, "source", "ppscope"); /* the tracer's "tracer": this is a run of ours */
+    rc |= pps_trace_meta(t, "run_id", rs->run_id);
     rc |= pps_trace_meta(t, "schedule", pps_sched_kind_name(rs->kind));
     rc |= pps_trace_meta_int(t, "p", rs->p);
     rc |= pps_trace_meta_int(t, "m", rs->m);

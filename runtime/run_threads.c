@@ -7,8 +7,11 @@
  * looks at the chunks again (the gradient check, the parameters) and closes the tracers.
  */
 #include <math.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <pthread.h>
 
@@ -21,6 +24,7 @@ struct stage_thread {
     struct pps_exec_result res;
     struct pps_err err;
     int rc;
+    _Atomic int finished; /* set as the thread's last act: the driver waits for every one */
 };
 
 static void *stage_main(void *arg)
@@ -28,7 +32,72 @@ static void *stage_main(void *arg)
     struct stage_thread *st = arg;
 
     st->rc = pps_executor_run(&st->ec, &st->res, &st->err);
+    atomic_store_explicit(&st->finished, 1, memory_order_release);
     return NULL;
+}
+
+/* ---- stopping on SIGTERM / SIGINT ------------------------------------------------------------ */
+
+/*
+ * A threads run that is asked to stop (SIGTERM, SIGINT) stops cleanly: the driver aborts the
+ * stages as a failed stage would, and the tracers are closed incomplete with every span recorded
+ * so far written. The handler only notes the signal (any thread may take it: BLAS has its own);
+ * the driver, waiting for its stages, looks every few milliseconds.
+ */
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop_signal(int sig)
+{
+    stop_signal = sig;
+}
+
+struct stop_handlers {
+    struct sigaction term, intr;
+};
+
+static void stop_handlers_set(struct stop_handlers *old)
+{
+    struct sigaction sa;
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    stop_signal = 0;
+    sigaction(SIGTERM, &sa, &old->term);
+    sigaction(SIGINT, &sa, &old->intr);
+}
+
+/* Puts the program's handlers back. */
+static void stop_handlers_restore(const struct stop_handlers *old)
+{
+    sigaction(SIGTERM, &old->term, NULL);
+    sigaction(SIGINT, &old->intr, NULL);
+}
+
+/* Joins the n stage threads; aborts them when a stop signal comes first. Returns that signal,
+ * or 0. */
+static int wait_stages(struct stage_thread *st, int n, struct pps_transport_threads *hub)
+{
+    const struct timespec tick = {0, 5 * 1000 * 1000};
+    int sig = 0;
+
+    for (;;) {
+        int done = 1;
+
+        for (int s = 0; s < n && done; s++)
+            done = atomic_load_explicit(&st[s].finished, memory_order_acquire);
+        if (done)
+            break;
+        if (!sig && stop_signal) {
+            sig = stop_signal;
+            (void)pps_transport_threads_abort(
+                hub, -1, sig == SIGINT ? "stopped by SIGINT" : "stopped by SIGTERM");
+        }
+        nanosleep(&tick, NULL);
+    }
+    for (int s = 0; s < n; s++)
+        pthread_join(st[s].th, NULL);
+    return sig;
 }
 
 /* Every chunk's export (grads or params) concatenated in virtual-stage order into *out. */
@@ -118,6 +187,37 @@ static int finish(const struct pps__run_sched *rs, struct pps_compute **chunks,
     return rc;
 }
 
+/*
+ * Closes the p tracers (NULL entries skipped), the first n_complete of them complete and the
+ * rest incomplete (run.h: a failed run's shards get no complete mark), after a last flush whose
+ * figures go into *loss. Returns 0, or the first close error, with its reason in *first.
+ */
+static int close_tracers(struct pps_tracer **tr, int n_complete, int p, struct pps__run_loss *loss,
+                         struct pps_err *first)
+{
+    int rc = 0;
+
+    for (int s = 0; s < p; s++) {
+        struct pps_err terr = {0, ""};
+        struct pps_trace_stats ts;
+        int crc;
+
+        if (!tr[s])
+            continue;
+        (void)pps_trace_flush(tr[s], NULL); /* its error is close's too */
+        pps_trace_stats(tr[s], &ts);
+        pps__run_loss_add(loss, &ts);
+        crc = s < n_complete ? pps_trace_close(tr[s], &terr)
+                             : pps_trace_close_incomplete(tr[s], &terr);
+        tr[s] = NULL;
+        if (crc && !rc) {
+            rc = crc;
+            *first = terr;
+        }
+    }
+    return rc;
+}
+
 static int run_one(const struct pps_run_config *c, int kind, struct pps_run_outcome *o,
                    struct pps_err *err)
 {
@@ -127,7 +227,10 @@ static int run_one(const struct pps_run_config *c, int kind, struct pps_run_outc
     struct pps_compute **chunks = NULL;
     struct pps_tracer **tr = NULL;
     struct stage_thread *st = NULL;
-    int p = c->p, v, started = 0, rc, ok = 0;
+    struct pps__run_loss loss = {.first = -1, .last = -1};
+    struct stop_handlers handlers;
+    struct pps_err cerr = {0, ""};
+    int p = c->p, v, started = 0, rc, crc, ok = 0, sig = 0, handlers_set = 0;
 
     rc = pps__run_sched_prepare(&rs, c, kind, err);
     if (rc)
@@ -168,6 +271,8 @@ static int run_one(const struct pps_run_config *c, int kind, struct pps_run_outc
                     p, cpus, cpus == 1 ? "" : "s", cpus);
     }
 
+    stop_handlers_set(&handlers);
+    handlers_set = 1;
     for (; started < p; started++) {
         struct stage_thread *x = &st[started];
         pps__run_exec_config(&rs, started, t[started], tr[started], chunks + started * v, &x->ec);
@@ -177,25 +282,27 @@ static int run_one(const struct pps_run_config *c, int kind, struct pps_run_outc
             break;
         }
     }
-    for (int s = 0; s < started; s++)
-        pthread_join(st[s].th, NULL);
-    if (!rc)
+    sig = wait_stages(st, started, hub);
+    if (!rc && !sig)
         rc = stage_error(st, p, err);
-    if (!rc)
+    if (!rc && !sig)
         rc = finish(&rs, chunks, st, o, err);
-    ok = rc == 0;
+    ok = rc == 0 && !sig;
 out:
-    /* A failed run's shards are closed without their complete mark (run.h). */
-    for (int s = 0; tr && s < p; s++) {
-        struct pps_err terr = {0, ""};
-
-        if (!tr[s])
-            continue;
-        if (ok && pps_trace_close(tr[s], &terr) && !rc)
-            rc = pps_err_set(err, terr.code, "%s", terr.msg);
-        if (!ok)
-            (void)pps_trace_close_incomplete(tr[s], NULL); /* the run's failure says more */
-    }
+    crc = close_tracers(tr, ok ? p : 0, tr ? p : 0, &loss, &cerr);
+    /* What the run's end says: a stop, else the run's own failure, else spans the tracers could
+     * not write (training went on: here is where that is told), else a tracer's close error. */
+    if (sig)
+        rc = pps_err_set(err, PPS_EIO,
+                         "stopped by %s: %s is incomplete: %llu spans kept, %llu dropped",
+                         sig == SIGINT ? "SIGINT" : "SIGTERM", rs.dir,
+                         (unsigned long long)loss.written, (unsigned long long)loss.dropped);
+    else if (!rc && loss.unwritten)
+        rc = pps__run_loss_error(&loss, rs.dir, c->iters, cerr.msg, err);
+    else if (!rc && crc)
+        rc = pps_err_set(err, cerr.code, "%s", cerr.msg);
+    if (handlers_set)
+        stop_handlers_restore(&handlers);
     for (int s = 0; chunks && s < p; s++)
         pps__run_chunks_free(chunks + s * rs.v, rs.v);
     for (int s = 0; t && s < p; s++)

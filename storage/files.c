@@ -4,10 +4,12 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "storage_int.h"
 
@@ -182,6 +184,86 @@ static int probe(sqlite3 *db, int64_t *app_id)
     return rc;
 }
 
+/* Whether path with suffix appended ("-journal") exists. */
+static int side_exists(const char *path, const char *suffix)
+{
+    struct stat st;
+    char *side = malloc(strlen(path) + strlen(suffix) + 1);
+    int found;
+
+    if (!side)
+        return 1; /* the careful answer: open the file as a live one */
+    sprintf(side, "%s%s", path, suffix);
+    found = lstat(side, &st) == 0;
+    free(side);
+    return found;
+}
+
+/* The journal the file's SQLite header names: 1 rollback, 2 WAL, 0 neither or no header (not
+ * SQLite, or too short: the checks that follow say which). */
+static int header_journal(const char *path)
+{
+    unsigned char h[20];
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    ssize_t n;
+
+    if (fd < 0)
+        return 0;
+    n = read(fd, h, sizeof(h));
+    close(fd);
+    if (n != (ssize_t)sizeof(h) || memcmp(h, "SQLite format 3", 16) != 0 || h[18] != h[19])
+        return 0;
+    return h[18] == 1 || h[18] == 2 ? h[18] : 0;
+}
+
+/* 1 when the file has a meta table whose every complete row (there is one at least) says 1. */
+static int all_complete(sqlite3 *db)
+{
+    sqlite3_stmt *st = NULL;
+    int yes = 0;
+
+    if (sqlite3_prepare_v2(db,
+                           "SELECT count(*), total(value = '1') FROM meta WHERE key = 'complete'",
+                           -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        yes = sqlite3_column_int64(st, 0) > 0 &&
+              (double)sqlite3_column_int64(st, 0) == sqlite3_column_double(st, 1);
+    sqlite3_finalize(st);
+    return yes;
+}
+
+/*
+ * A finished shard is opened immutable: SQLite then creates nothing beside it (no -wal, no
+ * -shm), takes no locks, and reads it from read-only media alike. A shard is finished when no
+ * writer can still add to it, which its own header and its companions say:
+ *   - rollback mode (journal_mode=DELETE): the writer leaves WAL when it closes the shard, and a
+ *     merged file never has it; without a -journal beside it (a transaction in progress, or a
+ *     crash's hot journal, which SQLite must see) it is all in the file;
+ *   - WAL mode with no log, or an empty one, and complete=1 on every rank: a shard that a viewer
+ *     held open while its writer closed it (which keeps it in WAL), or a shard of an older
+ *     ppscope. A live shard's log is never empty once its schema is written, and complete=1 is
+ *     written only by the close.
+ * *db is the immutable connection, or NULL when the shard may be live (or did not open: the
+ * ordinary open that follows says why).
+ */
+static void open_finished(const char *path, sqlite3 **db)
+{
+    int journal = header_journal(path), rc;
+    int64_t app_id;
+
+    *db = NULL;
+    if (!((journal == 1 && !side_exists(path, "-journal")) ||
+          (journal == 2 && wal_size(path) == 0)))
+        return;
+    rc = open_readonly(path, 1, db);
+    if (rc == SQLITE_OK)
+        rc = probe(*db, &app_id);
+    if (rc != SQLITE_OK || (journal == 2 && !all_complete(*db))) {
+        sqlite3_close(*db);
+        *db = NULL;
+    }
+}
+
 int pps__trace_open(const char *path, sqlite3 **out, int *immutable, struct pps_err *err)
 {
     sqlite3 *db = NULL;
@@ -203,9 +285,16 @@ int pps__trace_open(const char *path, sqlite3 **out, int *immutable, struct pps_
         rc = pps_err_set(err, PPS_EFORMAT, "%s: not a ppscope trace (an empty file)", path);
         goto out;
     }
-    rc = open_readonly(path, 0, &db);
-    if (rc == SQLITE_OK)
+    open_finished(path, &db);
+    if (db) {
+        if (immutable)
+            *immutable = 1;
         rc = probe(db, &app_id);
+    } else {
+        rc = open_readonly(path, 0, &db);
+        if (rc == SQLITE_OK)
+            rc = probe(db, &app_id);
+    }
     /*
      * A WAL shard needs a -shm file beside it, which SQLite creates when it is missing; where
      * this user cannot create files (a colleague's run, a read-only copy) that fails. No -shm

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "import_int.h"
+#include "pps_run_id.h"
 #include "storage_int.h"
 
 /* ---- detection ---------------------------------------------------------------------------- */
@@ -107,6 +108,7 @@ int pps__import_out_begin(struct pps__import_out *out, const char *out_dir, stru
     int rc = 0;
 
     memset(out, 0, sizeof(*out));
+    pps_run_id_new(out->run_id);
     if (!out_dir || !*out_dir)
         return pps_err_set(err, PPS_EINVAL, "no output run given (-o RUN)");
     if (!(out->dir = strdup(out_dir)))
@@ -228,6 +230,7 @@ int pps__import_shard_open(const struct pps__import_out *out, int rank, int worl
     if ((rc = pps__store_writer_exec(*w, "PRAGMA synchronous = OFF", err)) ||
         (rc = pps__store_writer_exec(*w, "PRAGMA journal_mode = OFF", err)) ||
         (rc = pps_store_writer_meta(*w, "source", source, err)) ||
+        (rc = pps_store_writer_meta(*w, "run_id", out->run_id, err)) ||
         (rc = pps_store_writer_meta_int(*w, "world", world, err)) ||
         (rc = pps_store_writer_meta(*w, "file", file, err))) {
         pps_store_writer_close(*w, 0, NULL);

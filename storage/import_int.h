@@ -33,6 +33,7 @@ struct pps__import_out {
     char *dir; /* the run asked for (out_dir, as given) */
     char *tmp; /* where the shards are written: "<parent>/.<name>.import-XXXXXX" */
     int committed;
+    char run_id[17]; /* meta run_id of every shard of this import (pps_run_id.h) */
 };
 
 /*

@@ -30,6 +30,7 @@ struct follow_file {
     size_t n_meta;
     struct pps__name_ref *refs; /* names seen, sorted by (rank, id) */
     size_t n_refs, refs_cap;
+    int stage_max; /* from pps__file_meta_check() of meta */
 };
 
 struct pps_run_follow {
@@ -37,7 +38,8 @@ struct pps_run_follow {
     int is_dir;
     struct follow_file *files;
     size_t n_files, files_cap;
-    size_t n_names; /* names given an index in the run so far (applied or pending) */
+    struct pps__rank_set *claimed; /* a directory's ranks at this fetch, as the loader claims */
+    size_t n_names;                /* names given an index in the run so far (applied or pending) */
 
     /* Fetched, not yet applied. */
     struct pps_span *spans;
@@ -118,6 +120,11 @@ int pps_run_follow_open(const char *path, struct pps_run_follow **out, struct pp
         return oom(path, err);
     }
     f->is_dir = S_ISDIR(st.st_mode);
+    if (f->is_dir && !(f->claimed = calloc(1, sizeof(*f->claimed)))) {
+        free(f->path);
+        free(f);
+        return oom(path, err);
+    }
     f->max_iter = -1;
     f->reset = 1; /* the first apply makes the run */
     f->meta_changed = 1;
@@ -138,6 +145,7 @@ void pps_run_follow_free(struct pps_run_follow *f)
     free(f->spans);
     free(f->metrics);
     free(f->span_cap);
+    free(f->claimed);
     free(f->path);
     free(f);
 }
@@ -211,22 +219,19 @@ static int read_meta(struct pps_run_follow *f, struct follow_file *ff, int *cloc
                            &st, err)))
         goto out;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t rank = sqlite3_column_int64(st, 0);
-        const char *key = (const char *)sqlite3_column_text(st, 1);
-        const char *value = (const char *)sqlite3_column_text(st, 2);
+        const char *key, *value;
+        int rank;
 
-        if (rank < 0 || rank > INT16_MAX || !key || !value) {
-            rc = pps_err_set(err, PPS_EFORMAT, "%s: truncated or corrupted (a meta row)", ff->path);
+        if ((rc = pps__meta_row(st, ff->path, &rank, &key, &value, err)))
             goto out;
-        }
         if ((n_ranks == 0 || ranks[n_ranks - 1].rank != rank) &&
-            pps__clock_next(&ranks, &n_ranks, &ranks_cap, have, (int)rank)) {
+            pps__clock_next(&ranks, &n_ranks, &ranks_cap, have, rank)) {
             rc = oom(ff->path, err);
             goto out;
         }
         if ((rc = pps__clock_note(&ranks[n_ranks - 1], have, key, value, ff->path, err)))
             goto out;
-        if (pps__meta_push(&meta, &n_meta, &meta_cap, (int)rank, key, value)) {
+        if (pps__meta_push(&meta, &n_meta, &meta_cap, rank, key, value)) {
             rc = oom(ff->path, err);
             goto out;
         }
@@ -274,18 +279,15 @@ static int read_names(struct pps_run_follow *f, struct follow_file *ff, struct p
                            &st, err)))
         goto out;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t rank = sqlite3_column_int64(st, 0), id = sqlite3_column_int64(st, 1);
-        const char *name = (const char *)sqlite3_column_text(st, 2);
+        const char *name;
+        int32_t id;
+        int rank;
         size_t at;
         char *copy;
 
-        if (rank < 0 || rank > INT16_MAX || id < 0 || id > INT32_MAX) {
-            rc = pps_err_set(err, PPS_EFORMAT,
-                             "%s: truncated or corrupted (name id %lld out of range)", ff->path,
-                             (long long)id);
+        if ((rc = pps__name_row(st, ff->path, &rank, &id, &name, err)))
             goto out;
-        }
-        at = pps__name_ref_pos(ff->refs, ff->n_refs, (int)rank, (int32_t)id);
+        at = pps__name_ref_pos(ff->refs, ff->n_refs, rank, id);
         if (at < ff->n_refs && ff->refs[at].rank == rank && ff->refs[at].id == id)
             continue;
         if (f->n_names >= INT32_MAX) {
@@ -295,13 +297,13 @@ static int read_names(struct pps_run_follow *f, struct follow_file *ff, struct p
         if (pps__grow((void **)&ff->refs, &ff->refs_cap, ff->n_refs + 1, sizeof(*ff->refs)) ||
             pps__grow((void **)&f->names, &f->pending_names_cap, f->n_pending_names + 1,
                       sizeof(*f->names)) ||
-            !(copy = strdup(name ? name : ""))) {
+            !(copy = strdup(name))) {
             rc = oom(ff->path, err);
             goto out;
         }
         memmove(&ff->refs[at + 1], &ff->refs[at], (ff->n_refs - at) * sizeof(*ff->refs));
-        ff->refs[at].rank = (int)rank;
-        ff->refs[at].id = (int32_t)id;
+        ff->refs[at].rank = rank;
+        ff->refs[at].id = id;
         ff->refs[at].index = (int32_t)f->n_names++;
         ff->n_refs++;
         f->names[f->n_pending_names++] = copy;
@@ -327,8 +329,8 @@ static int read_spans(struct pps_run_follow *f, struct follow_file *ff, int64_t 
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         struct pps_span s;
 
-        if ((rc = pps__span_read(st, ff->path, ff->refs, ff->n_refs, ff->ranks, ff->n_ranks, &ri,
-                                 &s, err)))
+        if ((rc = pps__span_read(st, ff->path, ff->stage_max, ff->refs, ff->n_refs, ff->ranks,
+                                 ff->n_ranks, &ri, &s, err)))
             goto out;
         if (pps__grow((void **)&f->spans, &f->spans_cap, f->n_spans + 1, sizeof(*f->spans))) {
             rc = oom(ff->path, err);
@@ -406,7 +408,12 @@ static int fetch_file(struct pps_run_follow *f, struct follow_file *ff, int64_t 
     if ((rc = pps__exec(ff->db, "BEGIN", ff->path, "cannot read", err)))
         return rc;
     in_txn = 1;
+    /* The loader's checks of the whole file, once: the kinds table is written with the schema. */
+    if (!ff->read_once && (rc = pps__kinds_check(ff->db, ff->path, err)))
+        goto out;
     if ((rc = read_meta(f, ff, clock_changed, err)) || *clock_changed)
+        goto out;
+    if ((rc = pps__file_meta_check(ff->meta, ff->n_meta, ff->path, &ff->stage_max, err)))
         goto out;
     if ((rc = read_names(f, ff, err)) || (rc = read_spans(f, ff, limit, n_read, err)) ||
         (rc = read_metrics(f, ff, err)))
@@ -429,6 +436,8 @@ int pps_run_follow_fetch(struct pps_run_follow *f, size_t max_rows, size_t *n_fe
     if ((rc = find_files(f, err)))
         return rc;
     f->total_rows = 0;
+    if (f->claimed)
+        memset(f->claimed, 0, sizeof(*f->claimed));
     for (size_t i = 0; i < f->n_files; i++) {
         /* A budget shared by the files, so that every rank's first spans come early. */
         int64_t limit = -1;
@@ -451,9 +460,16 @@ int pps_run_follow_fetch(struct pps_run_follow *f, size_t max_rows, size_t *n_fe
         if (rc)
             return rc;
         f->files[i].read_once = 1;
+        /* A shard copied under another name would add its rank's spans twice. */
+        for (size_t r = 0; f->claimed && !clock_changed && r < f->files[i].n_ranks; r++)
+            if ((rc =
+                     pps__rank_claim(f->claimed, f->files[i].ranks[r].rank, f->files[i].path, err)))
+                return rc;
         if (clock_changed) {
             /* Spans already read used the old offsets: read everything again. */
             start_over(f);
+            if (f->claimed)
+                memset(f->claimed, 0, sizeof(*f->claimed));
             f->total_rows = 0;
             total = 0;
             more = 0;

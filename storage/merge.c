@@ -106,23 +106,81 @@ out:
     return rc;
 }
 
-/* Every shard opens, is a trace this ppscope reads and holds ranks no other shard holds: checked
- * before anything is written. */
-static int check_shards(const struct pps__shards *shards, struct pps_err *err)
+/* Appends one shard's meta rows to run->meta (capacity *cap), for the identity check. */
+static int collect_meta(sqlite3 *db, const char *shard, struct pps_run *run, size_t *cap,
+                        struct pps_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(db, "SELECT rank, key, value FROM meta", -1, &st, NULL);
+
+    if (rc != SQLITE_OK) {
+        rc = pps__sql_fail(db, rc, shard, "cannot read", err);
+        goto out;
+    }
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t rank = sqlite3_column_int64(st, 0);
+        const char *key = (const char *)sqlite3_column_text(st, 1);
+        const char *value = (const char *)sqlite3_column_text(st, 2);
+        if (!key || !value || rank < 0 || rank > INT16_MAX)
+            continue; /* claim_ranks and the reader say what is wrong with it */
+        if (pps__meta_push(&run->meta, &run->n_meta, cap, (int)rank, key, value)) {
+            rc = pps_err_set(err, PPS_ENOMEM, "%s: out of memory", shard);
+            goto out;
+        }
+    }
+    if (rc != SQLITE_DONE) {
+        rc = pps__sql_fail(db, rc, shard, "cannot read", err);
+        goto out;
+    }
+    rc = 0;
+out:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Every shard opens, is a trace this ppscope reads, holds ranks no other shard holds, and is of
+ * the same run as the others (pps__run_identity_check(), as the reader): checked before
+ * anything is written. */
+static int check_shards(const char *run_dir, const struct pps__shards *shards, struct pps_err *err)
 {
     struct pps__rank_set *claimed = calloc(1, sizeof(*claimed));
+    struct pps_run run = {0};
+    size_t meta_cap = 0;
     int rc = 0;
 
     if (!claimed)
         return pps_err_set(err, PPS_ENOMEM, "out of memory");
+    run.path = (char *)run_dir;
     for (size_t i = 0; i < shards->n && !rc; i++) {
         sqlite3 *db = NULL;
         rc = pps__trace_open(shards->paths[i], &db, NULL, err);
         if (!rc)
             rc = claim_ranks(db, shards->paths[i], claimed, err);
+        if (!rc)
+            rc = collect_meta(db, shards->paths[i], &run, &meta_cap, err);
         sqlite3_close(db);
     }
+    if (!rc) {
+        qsort(run.meta, run.n_meta, sizeof(*run.meta), pps__meta_cmp);
+        rc = pps__run_identity_check(&run, err);
+    }
+    for (size_t i = 0; i < run.n_meta; i++) {
+        free(run.meta[i].key);
+        free(run.meta[i].value);
+    }
+    free(run.meta);
     free(claimed);
+    return rc;
+}
+
+/* Every row the merge copies is one the reader takes: the reader's checks, by the reader. A
+ * merged file that report then refuses would be damage made by ppscope. */
+static int check_rows(const char *run_dir, struct pps_err *err)
+{
+    struct pps_run *run = NULL;
+    int rc = pps_run_load(run_dir, &run, err);
+
+    pps_run_free(run);
     return rc;
 }
 
@@ -148,7 +206,9 @@ int pps_run_merge(const char *run_dir, const char *out_file, struct pps_err *err
                          run_dir);
         goto out;
     }
-    if ((rc = pps__shards_list(run_dir, &shards, err)) || (rc = check_shards(&shards, err)))
+    /* The reader's checks first: its reasons are exact where a count of ranks is not. */
+    if ((rc = pps__shards_list(run_dir, &shards, err)) || (rc = check_rows(run_dir, err)) ||
+        (rc = check_shards(run_dir, &shards, err)))
         goto out;
 
     fd = open(out_file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -50,12 +51,6 @@ static int oom(struct loader *ld, struct pps_err *err)
     return pps_err_set(err, PPS_ENOMEM, "%s: out of memory", ld->path);
 }
 
-static int corrupt(struct loader *ld, const char *what, long long v, struct pps_err *err)
-{
-    return pps_err_set(err, PPS_EFORMAT, "%s: truncated or corrupted (%s %lld out of range)",
-                       ld->path, what, v);
-}
-
 int pps__prepare(sqlite3 *db, const char *sql, const char *path, sqlite3_stmt **st,
                  struct pps_err *err)
 {
@@ -79,17 +74,99 @@ int pps__step_done(sqlite3 *db, int rc, const char *path, struct pps_err *err)
     return rc == SQLITE_DONE ? 0 : pps__sql_fail(db, rc, path, "cannot read", err);
 }
 
+/* What a value of the wrong type is, for the message. */
+static const char *type_words(int type)
+{
+    switch (type) {
+    case SQLITE_TEXT:
+        return "text";
+    case SQLITE_BLOB:
+        return "a blob";
+    case SQLITE_NULL:
+        return "NULL";
+    default:
+        return "a real number";
+    }
+}
+
+int pps__col_int(sqlite3_stmt *st, int col, int64_t lo, int64_t hi, const char *path,
+                 const char *where, const char *name, int64_t *out, struct pps_err *err)
+{
+    int type = sqlite3_column_type(st, col);
+
+    /* sqlite3_column_int64() reads text, blobs and NULL as 0 (or a prefix): a number that was
+     * never written. Only an integer is one. */
+    if (type != SQLITE_INTEGER)
+        return pps_err_set(err, PPS_EFORMAT,
+                           "%s: truncated or corrupted (%s: %s is %s, not an integer)", path, where,
+                           name, type_words(type));
+    *out = sqlite3_column_int64(st, col);
+    if (*out < lo || *out > hi)
+        return pps_err_set(err, PPS_EFORMAT,
+                           "%s: truncated or corrupted (%s: %s %lld out of range %lld..%lld)", path,
+                           where, name, (long long)*out, (long long)lo, (long long)hi);
+    return 0;
+}
+
+int pps__col_text(sqlite3_stmt *st, int col, const char *path, const char *where, const char *name,
+                  const char **out, struct pps_err *err)
+{
+    int type = sqlite3_column_type(st, col);
+
+    if (type != SQLITE_TEXT || !(*out = (const char *)sqlite3_column_text(st, col)))
+        return pps_err_set(err, PPS_EFORMAT, "%s: truncated or corrupted (%s: %s is %s, not text)",
+                           path, where, name,
+                           type == SQLITE_TEXT ? "unreadable" : type_words(type));
+    return 0;
+}
+
+int pps__meta_row(sqlite3_stmt *st, const char *path, int *rank, const char **key,
+                  const char **value, struct pps_err *err)
+{
+    char where[96];
+    int64_t r;
+    int rc;
+
+    if ((rc = pps__col_text(st, 1, path, "a meta row", "key", key, err)))
+        return rc;
+    /* The key is the row's name: meta has no rowid. */
+    snprintf(where, sizeof(where), "meta row '%.40s'", *key);
+    for (char *c = where; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            *c = '?';
+    if ((rc = pps__col_int(st, 0, 0, INT16_MAX, path, where, "rank", &r, err)) ||
+        (rc = pps__col_text(st, 2, path, where, "value", value, err)))
+        return rc;
+    *rank = (int)r;
+    return 0;
+}
+
+int pps__name_row(sqlite3_stmt *st, const char *path, int *rank, int32_t *id, const char **name,
+                  struct pps_err *err)
+{
+    int64_t r, i;
+    int rc;
+
+    if ((rc = pps__col_int(st, 0, 0, INT16_MAX, path, "a names row", "rank", &r, err)) ||
+        (rc = pps__col_int(st, 1, 0, INT32_MAX, path, "a names row", "id", &i, err)) ||
+        (rc = pps__col_text(st, 2, path, "a names row", "name", name, err)))
+        return rc;
+    *rank = (int)r;
+    *id = (int32_t)i;
+    return 0;
+}
+
 /* The one number that sql ("SELECT count(*) ...") returns, into *n. */
-static int count_rows(struct loader *ld, sqlite3 *db, const char *sql, int64_t *n,
+static int count_rows(sqlite3 *db, const char *path, const char *sql, int64_t *n,
                       struct pps_err *err)
 {
     sqlite3_stmt *st = NULL;
     int rc;
 
-    if ((rc = prepare(ld, db, sql, &st, err)))
+    if ((rc = pps__prepare(db, sql, path, &st, err)))
         goto out;
     if ((rc = sqlite3_step(st)) != SQLITE_ROW) {
-        rc = pps__sql_fail(db, rc, ld->path, "cannot read", err);
+        rc = pps__sql_fail(db, rc, path, "cannot read", err);
         goto out;
     }
     *n = sqlite3_column_int64(st, 0);
@@ -183,32 +260,22 @@ static int load_meta(struct loader *ld, sqlite3 *db, struct pps_err *err)
     if ((rc = prepare(ld, db, "SELECT rank, key, value FROM meta ORDER BY rank, key", &st, err)))
         goto out;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t rank = sqlite3_column_int64(st, 0);
-        const char *key = (const char *)sqlite3_column_text(st, 1);
-        const char *value = (const char *)sqlite3_column_text(st, 2);
+        const char *key, *value;
+        int rank;
 
-        if (rank < 0 || rank > INT16_MAX) {
-            rc = corrupt(ld, "meta rank", rank, err);
+        if ((rc = pps__meta_row(st, ld->path, &rank, &key, &value, err)))
             goto out;
-        }
-        if (!key || !value) {
-            rc = pps_err_set(err, PPS_EFORMAT,
-                             "%s: truncated or corrupted (a meta row of rank "
-                             "%d without key or value)",
-                             ld->path, (int)rank);
-            goto out;
-        }
         if (ld->n_ranks == 0 || ld->ranks[ld->n_ranks - 1].rank != rank) {
-            if (ld->claimed && (rc = pps__rank_claim(ld->claimed, (int)rank, ld->path, err)))
+            if (ld->claimed && (rc = pps__rank_claim(ld->claimed, rank, ld->path, err)))
                 goto out;
-            if (pps__clock_next(&ld->ranks, &ld->n_ranks, &ld->ranks_cap, have, (int)rank)) {
+            if (pps__clock_next(&ld->ranks, &ld->n_ranks, &ld->ranks_cap, have, rank)) {
                 rc = oom(ld, err);
                 goto out;
             }
         }
         if ((rc = pps__clock_note(&ld->ranks[ld->n_ranks - 1], have, key, value, ld->path, err)))
             goto out;
-        if (pps__meta_push(&run->meta, &run->n_meta, &ld->meta_cap, (int)rank, key, value)) {
+        if (pps__meta_push(&run->meta, &run->n_meta, &ld->meta_cap, rank, key, value)) {
             rc = oom(ld, err);
             goto out;
         }
@@ -232,14 +299,13 @@ static int load_names(struct loader *ld, sqlite3 *db, struct pps_err *err)
     if ((rc = prepare(ld, db, "SELECT rank, id, name FROM names ORDER BY rank, id", &st, err)))
         goto out;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t rank = sqlite3_column_int64(st, 0), id = sqlite3_column_int64(st, 1);
-        const char *name = (const char *)sqlite3_column_text(st, 2);
+        const char *name;
+        int32_t id;
+        int rank;
         char *copy;
 
-        if (rank < 0 || rank > INT16_MAX || id < 0 || id > INT32_MAX) {
-            rc = corrupt(ld, "name id", id, err);
+        if ((rc = pps__name_row(st, ld->path, &rank, &id, &name, err)))
             goto out;
-        }
         if (run->n_names >= INT32_MAX) {
             rc = pps_err_set(err, PPS_EFORMAT, "%s: too many names", ld->path);
             goto out;
@@ -247,12 +313,12 @@ static int load_names(struct loader *ld, sqlite3 *db, struct pps_err *err)
         if (pps__grow((void **)&run->names, &ld->names_cap, run->n_names + 1,
                       sizeof(*run->names)) ||
             pps__grow((void **)&ld->refs, &ld->refs_cap, ld->n_refs + 1, sizeof(*ld->refs)) ||
-            !(copy = strdup(name ? name : ""))) {
+            !(copy = strdup(name))) {
             rc = oom(ld, err);
             goto out;
         }
-        ld->refs[ld->n_refs].rank = (int)rank;
-        ld->refs[ld->n_refs].id = (int32_t)id;
+        ld->refs[ld->n_refs].rank = rank;
+        ld->refs[ld->n_refs].id = id;
         ld->refs[ld->n_refs++].index = (int32_t)run->n_names;
         run->names[run->n_names++] = copy;
     }
@@ -339,8 +405,10 @@ static int add_span(struct loader *ld, const struct pps_span *s, struct pps_err 
 /*
  * The range of each column of spans, in SELECT order. A kind or clock this ppscope does not know
  * is a newer schema or damage: callers index arrays by kind, so only known ones pass. iter + 1
- * must fit an int (n_iters). Times stay within +-2^62 ns (146 years either side of the epoch), so
- * that the difference of any two, which every duration and the run's extent are, fits int64.
+ * must fit an int (n_iters), and mb + 1 too (the microbatches counted from the highest). Times
+ * stay within +-PPS__TIME_LIMIT (146 years either side of the epoch), so that the difference of
+ * any two, which every duration and the run's extent are, fits int64. The stage's bound is the
+ * file's p (pps__file_stage_max()).
  */
 static const struct {
     const char *name;
@@ -349,7 +417,7 @@ static const struct {
     {"kind", 1, PPS_SPAN_KIND_COUNT - 1},
     {"stage", 0, INT16_MAX},
     {"chunk", INT16_MIN, INT16_MAX},
-    {"mb", INT32_MIN, INT32_MAX},
+    {"mb", INT32_MIN, INT32_MAX - 1},
     {"iter", INT32_MIN, INT32_MAX - 1},
     {"start_ns", -PPS__TIME_LIMIT, PPS__TIME_LIMIT},
     {"end_ns", -PPS__TIME_LIMIT, PPS__TIME_LIMIT},
@@ -361,22 +429,23 @@ static const struct {
     {"rank", 0, INT16_MAX},
 };
 
-int pps__span_row(sqlite3_stmt *st, const char *path, struct pps_span *s, struct pps_err *err)
+int pps__span_row(sqlite3_stmt *st, const char *path, int stage_max, struct pps_span *s,
+                  struct pps_err *err)
 {
+    char where[48];
     int64_t v[13];
+    int rc;
 
-    for (int c = 0; c < 13; c++) {
-        v[c] = sqlite3_column_int64(st, c);
-        if (v[c] < span_cols[c].lo || v[c] > span_cols[c].hi)
-            return pps_err_set(err, PPS_EFORMAT,
-                               "%s: truncated or corrupted (%s %lld out of range)", path,
-                               span_cols[c].name, (long long)v[c]);
-    }
-    /* Both within +-2^62: end - start cannot overflow. */
-    if (v[6] - v[5] < -PPS__TIME_LIMIT)
+    snprintf(where, sizeof(where), "spans row %lld", (long long)sqlite3_column_int64(st, 13));
+    for (int c = 0; c < 13; c++)
+        if ((rc = pps__col_int(st, c, span_cols[c].lo, c == 1 ? stage_max : span_cols[c].hi, path,
+                               where, span_cols[c].name, &v[c], err)))
+            return rc;
+    /* Both within +-PPS__TIME_LIMIT: start - end cannot overflow. */
+    if (v[5] - v[6] > PPS__TIME_LIMIT)
         return pps_err_set(err, PPS_EFORMAT,
-                           "%s: truncated or corrupted (a span ends %lld ns before it starts)",
-                           path, (long long)(v[5] - v[6]));
+                           "%s: truncated or corrupted (%s: ends %lld ns before it starts)", path,
+                           where, (long long)(v[5] - v[6]));
     s->kind = (uint8_t)v[0];
     s->stage = (int16_t)v[1];
     s->chunk = (int16_t)v[2];
@@ -390,6 +459,35 @@ int pps__span_row(sqlite3_stmt *st, const char *path, struct pps_span *s, struct
     s->clock = (uint8_t)v[10];
     s->corr = v[11];
     s->rank = (int16_t)v[12];
+    return 0;
+}
+
+/* The bound of each count in meta: p names stages 0..32767, v chunks of a stage. */
+static const struct {
+    const char *key;
+    int64_t max;
+} meta_counts[3] = {{"p", (int64_t)INT16_MAX + 1}, {"m", PPS__MAX_M}, {"v", INT16_MAX}};
+
+int pps__file_meta_check(const struct pps_meta_entry *meta, size_t n, const char *path,
+                         int *stage_max, struct pps_err *err)
+{
+    int p_rank = -1;
+    int64_t v;
+
+    *stage_max = INT16_MAX;
+    for (size_t i = 0; i < n; i++)
+        for (int k = 0; k < 3; k++) {
+            if (strcmp(meta[i].key, meta_counts[k].key) != 0)
+                continue;
+            if (pps__parse_i64(meta[i].value, &v) != 0 || v < 1 || v > meta_counts[k].max)
+                return pps_err_set(
+                    err, PPS_EFORMAT, "%s: meta %s of rank %d is '%s', not a count in 1..%lld",
+                    path, meta[i].key, meta[i].rank, meta[i].value, (long long)meta_counts[k].max);
+            if (k == 0 && (p_rank < 0 || meta[i].rank < p_rank)) {
+                p_rank = meta[i].rank;
+                *stage_max = (int)(v - 1);
+            }
+        }
     return 0;
 }
 
@@ -408,13 +506,14 @@ int pps__clock_align_span(const struct pps__clock *ri, struct pps_span *s, const
     return 0;
 }
 
-int pps__span_read(sqlite3_stmt *st, const char *path, const struct pps__name_ref *refs,
-                   size_t n_refs, const struct pps__clock *ranks, size_t n_ranks,
-                   const struct pps__clock **ri, struct pps_span *s, struct pps_err *err)
+int pps__span_read(sqlite3_stmt *st, const char *path, int stage_max,
+                   const struct pps__name_ref *refs, size_t n_refs, const struct pps__clock *ranks,
+                   size_t n_ranks, const struct pps__clock **ri, struct pps_span *s,
+                   struct pps_err *err)
 {
     int rc;
 
-    if ((rc = pps__span_row(st, path, s, err)))
+    if ((rc = pps__span_row(st, path, stage_max, s, err)))
         return rc;
     if (s->name_id >= 0)
         s->name_id = pps__name_ref_find(refs, n_refs, s->rank, s->name_id);
@@ -427,20 +526,20 @@ int pps__span_read(sqlite3_stmt *st, const char *path, const struct pps__name_re
     return 0;
 }
 
-static int load_spans(struct loader *ld, sqlite3 *db, struct pps_err *err)
+static int load_spans(struct loader *ld, sqlite3 *db, int stage_max, struct pps_err *err)
 {
     const struct pps__clock *ri = NULL;
     sqlite3_stmt *st = NULL;
     int64_t n_read = 0, n_indexed = 0;
     int rc;
 
-    if ((rc = prepare(ld, db, "SELECT " PPS__SPAN_COLS " FROM spans", &st, err)))
+    if ((rc = prepare(ld, db, "SELECT " PPS__SPAN_COLS ", rowid FROM spans", &st, err)))
         goto out;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         struct pps_span s;
 
-        if ((rc = pps__span_read(st, ld->path, ld->refs, ld->n_refs, ld->ranks, ld->n_ranks, &ri,
-                                 &s, err)))
+        if ((rc = pps__span_read(st, ld->path, stage_max, ld->refs, ld->n_refs, ld->ranks,
+                                 ld->n_ranks, &ri, &s, err)))
             goto out;
         if (s.iter > ld->max_iter)
             ld->max_iter = s.iter;
@@ -458,7 +557,7 @@ static int load_spans(struct loader *ld, sqlite3 *db, struct pps_err *err)
      */
     sqlite3_finalize(st);
     st = NULL;
-    if ((rc = count_rows(ld, db, "SELECT count(*) FROM spans", &n_indexed, err)))
+    if ((rc = count_rows(db, ld->path, "SELECT count(*) FROM spans", &n_indexed, err)))
         goto out;
     if (n_indexed != n_read) {
         rc = pps_err_set(err, PPS_EFORMAT,
@@ -473,24 +572,46 @@ out:
     return rc;
 }
 
+/* A REAL column: a number, or NULL for unknown (NaN). */
+static int col_real(sqlite3_stmt *st, int col, const char *path, const char *where,
+                    const char *name, double *out, struct pps_err *err)
+{
+    int type = sqlite3_column_type(st, col);
+
+    if (type == SQLITE_NULL) {
+        *out = NAN;
+        return 0;
+    }
+    if (type != SQLITE_FLOAT && type != SQLITE_INTEGER)
+        return pps_err_set(err, PPS_EFORMAT,
+                           "%s: truncated or corrupted (%s: %s is %s, not a number)", path, where,
+                           name, type_words(type));
+    *out = sqlite3_column_double(st, col);
+    return 0;
+}
+
 int pps__metric_row(sqlite3_stmt *st, const char *path, struct pps_metric *m, struct pps_err *err)
 {
-    int64_t rank = sqlite3_column_int64(st, 0), iter = sqlite3_column_int64(st, 1),
-            stage = sqlite3_column_int64(st, 2);
+    char where[48];
+    int64_t rank, iter, stage;
+    int rc;
 
-    if (rank < 0 || rank > INT16_MAX || iter < INT32_MIN || iter > INT32_MAX || stage < INT32_MIN ||
-        stage > INT32_MAX)
-        return pps_err_set(err, PPS_EFORMAT,
-                           "%s: truncated or corrupted (metric iteration %lld out of range)", path,
-                           (long long)iter);
+    snprintf(where, sizeof(where), "metrics row %lld", (long long)sqlite3_column_int64(st, 8));
+    /* -1 is "unknown" for the counts; a sum of counts is the reader's to keep in range. */
+    if ((rc = pps__col_int(st, 0, 0, INT16_MAX, path, where, "rank", &rank, err)) ||
+        (rc = pps__col_int(st, 1, INT32_MIN, INT32_MAX, path, where, "iter", &iter, err)) ||
+        (rc = pps__col_int(st, 2, INT32_MIN, INT32_MAX, path, where, "stage", &stage, err)) ||
+        (rc = col_real(st, 3, path, where, "loss", &m->loss, err)) ||
+        (rc = col_real(st, 4, path, where, "grad_norm", &m->grad_norm, err)) ||
+        (rc = pps__col_int(st, 5, INT64_MIN, INT64_MAX, path, where, "act_bytes", &m->act_bytes,
+                           err)) ||
+        (rc = pps__col_int(st, 6, INT64_MIN, INT64_MAX, path, where, "pending_w", &m->pending_w,
+                           err)) ||
+        (rc = pps__col_int(st, 7, -1, INT64_MAX, path, where, "dropped", &m->dropped, err)))
+        return rc;
     m->rank = (int16_t)rank;
     m->iter = (int32_t)iter;
     m->stage = (int32_t)stage;
-    m->loss = sqlite3_column_type(st, 3) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 3);
-    m->grad_norm = sqlite3_column_type(st, 4) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 4);
-    m->act_bytes = sqlite3_column_int64(st, 5);
-    m->pending_w = sqlite3_column_int64(st, 6);
-    m->dropped = sqlite3_column_int64(st, 7);
     return 0;
 }
 
@@ -500,7 +621,7 @@ static int load_metrics(struct loader *ld, sqlite3 *db, struct pps_err *err)
     sqlite3_stmt *st = NULL;
     int rc;
 
-    if ((rc = prepare(ld, db, "SELECT " PPS__METRIC_COLS " FROM metrics", &st, err)))
+    if ((rc = prepare(ld, db, "SELECT " PPS__METRIC_COLS ", rowid FROM metrics", &st, err)))
         goto out;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         if (pps__grow((void **)&run->metrics, &ld->metrics_cap, run->n_metrics + 1,
@@ -522,41 +643,43 @@ out:
  * The kinds table is not needed to read spans, but reading it (rows, then a count through its
  * index on name) costs nothing and finds damage there too; and its rows must say what ours say.
  */
-static int check_kinds(struct loader *ld, sqlite3 *db, struct pps_err *err)
+int pps__kinds_check(sqlite3 *db, const char *path, struct pps_err *err)
 {
     sqlite3_stmt *st = NULL;
     int64_t n_read = 0, n_indexed = 0;
     int rc;
 
     /* compute, which the index on name lacks, makes SQLite read the table itself */
-    if ((rc = prepare(ld, db, "SELECT id, name, compute FROM kinds", &st, err)))
+    if ((rc = pps__prepare(db, "SELECT id, name, compute, rowid FROM kinds", path, &st, err)))
         goto out;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t id = sqlite3_column_int64(st, 0);
-        const char *name = (const char *)sqlite3_column_text(st, 1);
-        int64_t compute = sqlite3_column_int64(st, 2);
+        int64_t id, compute;
+        const char *name;
+        char where[48];
+
+        snprintf(where, sizeof(where), "kinds row %lld", (long long)sqlite3_column_int64(st, 3));
+        if ((rc = pps__col_int(st, 0, INT64_MIN, INT64_MAX, path, where, "id", &id, err)) ||
+            (rc = pps__col_text(st, 1, path, where, "name", &name, err)) ||
+            (rc = pps__col_int(st, 2, 0, 1, path, where, "compute", &compute, err)))
+            goto out;
         n_read++;
         if (id > 0 && id < PPS_SPAN_KIND_COUNT &&
-            (!name || strcmp(name, pps_span_kind_name((int)id)) != 0 ||
+            (strcmp(name, pps_span_kind_name((int)id)) != 0 ||
              compute != pps_span_kind_is_compute((int)id))) {
             rc = pps_err_set(err, PPS_EFORMAT,
-                             "%s: truncated or corrupted (kind %lld is '%s', not '%s')", ld->path,
-                             (long long)id, name ? name : "", pps_span_kind_name((int)id));
+                             "%s: truncated or corrupted (kind %lld is '%s', not '%s')", path,
+                             (long long)id, name, pps_span_kind_name((int)id));
             goto out;
         }
     }
-    if ((rc = pps__step_done(db, rc, ld->path, err)))
+    if ((rc = pps__step_done(db, rc, path, err)))
         goto out;
     sqlite3_finalize(st);
     st = NULL;
-    if ((rc = count_rows(ld, db, "SELECT count(*) FROM kinds", &n_indexed, err)))
+    if ((rc = count_rows(db, path, "SELECT count(*) FROM kinds", &n_indexed, err)))
         goto out;
-    if (n_indexed != n_read) {
-        rc =
-            pps_err_set(err, PPS_EFORMAT, "%s: truncated or corrupted (the kinds index)", ld->path);
-        goto out;
-    }
-    rc = 0;
+    if (n_indexed != n_read)
+        rc = pps_err_set(err, PPS_EFORMAT, "%s: truncated or corrupted (the kinds index)", path);
 out:
     sqlite3_finalize(st);
     return rc;
@@ -570,7 +693,8 @@ static int load_file(struct loader *ld, const char *path, size_t *n_ranks, int *
                      struct pps_err *err)
 {
     sqlite3 *db = NULL;
-    int in_txn = 0, rc;
+    size_t meta_from;
+    int in_txn = 0, stage_max, rc;
 
     ld->path = path;
     ld->n_ranks = 0;
@@ -583,8 +707,11 @@ static int load_file(struct loader *ld, const char *path, size_t *n_ranks, int *
     if ((rc = pps__exec(db, "BEGIN", path, "cannot read", err)))
         goto out;
     in_txn = 1;
-    if ((rc = check_kinds(ld, db, err)) || (rc = load_meta(ld, db, err)) ||
-        (rc = load_names(ld, db, err)) || (rc = load_spans(ld, db, err)) ||
+    meta_from = ld->run->n_meta;
+    if ((rc = pps__kinds_check(db, path, err)) || (rc = load_meta(ld, db, err)) ||
+        (rc = pps__file_meta_check(ld->run->meta + meta_from, ld->run->n_meta - meta_from, path,
+                                   &stage_max, err)) ||
+        (rc = load_names(ld, db, err)) || (rc = load_spans(ld, db, stage_max, err)) ||
         (rc = load_metrics(ld, db, err)))
         goto out;
     if ((rc = pps__exec(db, "COMMIT", path, "cannot read", err)))
@@ -667,8 +794,9 @@ int pps__run_meta_counts(struct pps_run *run, struct pps_err *err)
     const char *sched = pps_run_meta(run, "schedule");
     int rc;
 
-    if ((rc = meta_count(run, "p", (int64_t)INT16_MAX + 1, &run->p, err)) ||
-        (rc = meta_count(run, "m", INT32_MAX, &run->m, err)) ||
+    if ((rc = pps__run_identity_check(run, err)) || /* identity.c: one run, not two */
+        (rc = meta_count(run, "p", (int64_t)INT16_MAX + 1, &run->p, err)) ||
+        (rc = meta_count(run, "m", PPS__MAX_M, &run->m, err)) ||
         (rc = meta_count(run, "v", INT16_MAX, &run->v, err)))
         return rc;
     if (sched && (!run->schedule || strcmp(run->schedule, sched) != 0)) {
@@ -808,9 +936,9 @@ const char *pps_run_source(const struct pps_run *run)
     static const struct {
         const char *key, *words;
     } sources[] = {
-        {"ppscope", "ppscope run"},     {"sim", "ppscope sim"},
-        {"nvtx", "NVTX injection"},     {"tracer", "the tracer API"},
-        {"nsys", "Nsight Systems"},     {"kineto", "the PyTorch profiler"},
+        {"ppscope", "ppscope run"}, {"sim", "ppscope sim"},
+        {"nvtx", "NVTX injection"}, {"tracer", "the tracer API"},
+        {"nsys", "Nsight Systems"}, {"kineto", "the PyTorch profiler"},
     };
     const char *v = pps_run_meta(run, "source");
 

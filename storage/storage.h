@@ -192,6 +192,23 @@ const char *pps_run_source(const struct pps_run *run);
 const char *pps_run_span_name(const struct pps_run *run, const struct pps_span *span);
 
 /*
+ * Which shards make one run. Every shard of a run written by this ppscope carries one run id
+ * (meta run_id, common/pps_run_id.h: the runtime, `sim --trace` and the importers write it;
+ * merge keeps it). Loading refuses shards of two runs side by side, those whose run id, source,
+ * backend, schedule, p, m, v, world or iters differ (where both have the key), and a rank at or
+ * beyond the run's world:
+ * PPS_EFORMAT, "RUN: two runs in one directory: rank-00000.db is 1f1b p=4 m=4 (ppscope, run
+ * ...), rank-00002.db is gpipe p=4 m=4 (...) (their schedule differs)". Runs without a run id
+ * are compared by the other keys, as before.
+ */
+/* The ranks of the run's world (meta world) that no shard holds, ascending: the first max into
+ * ranks (may be NULL); returns how many there are. 0 for a run without world. */
+int pps_run_missing_ranks(const struct pps_run *run, int *ranks, int max);
+/* The missing ranks as text, "1, 2" (the first 8, then ", ... (N in all)"), into buf; returns
+ * how many are missing (0: buf is ""). */
+int pps_run_missing_text(const struct pps_run *run, char *buf, size_t len);
+
+/*
  * Merges a run directory into one file (which must not exist: PPS_EINVAL) in rollback-journal
  * mode, holding every shard's rows unchanged: ranks, raw times and the clock offsets, so that
  * pps_run_load() of the file gives the same run as of the directory. Every shard is checked

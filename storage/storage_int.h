@@ -80,6 +80,11 @@ struct pps__rank_set {
  * N is in another shard of this run too"). Start from a zeroed set. */
 int pps__rank_claim(struct pps__rank_set *set, int rank, const char *shard, struct pps_err *err);
 
+/* The run's shards are of one run (storage.h: pps_run_id_new()): refuses two runs side by side
+ * and a rank beyond the run's world, reading run->meta (sorted by rank, key), run->path and
+ * run->merged only. The loader, the follower and merge call it once a run's meta is known. */
+int pps__run_identity_check(const struct pps_run *run, struct pps_err *err);
+
 /* stat(2) with the one-line reason: "PATH: no such file or directory" is PPS_ENOENT. */
 struct stat;
 int pps__stat(const char *path, struct stat *st, struct pps_err *err);
@@ -111,6 +116,27 @@ int pps__prepare(sqlite3 *db, const char *sql, const char *path, sqlite3_stmt **
 /* The end of a sqlite3_step() loop: 0 when rc is SQLITE_DONE, else pps__sql_fail(db, rc, path,
  * "cannot read", err). */
 int pps__step_done(sqlite3 *db, int rc, const char *path, struct pps_err *err);
+/*
+ * Column col of st's row as an integer in lo..hi. Anything but an INTEGER value (text, a blob,
+ * NULL, a real: SQLite's untyped columns hold whatever was put there) or one out of range is
+ * PPS_EFORMAT: "PATH: truncated or corrupted (WHERE: NAME is text, not an integer)", WHERE naming
+ * the row ("spans row 12"), NAME the column.
+ */
+int pps__col_int(sqlite3_stmt *st, int col, int64_t lo, int64_t hi, const char *path,
+                 const char *where, const char *name, int64_t *out, struct pps_err *err);
+/* Column col as text (a TEXT value, never NULL), else PPS_EFORMAT as pps__col_int(). */
+int pps__col_text(sqlite3_stmt *st, int col, const char *path, const char *where,
+                  const char *name, const char **out, struct pps_err *err);
+/* One row of "SELECT rank, key, value FROM meta", every column type- and range-checked. The
+ * strings are SQLite's, valid until the next step. */
+int pps__meta_row(sqlite3_stmt *st, const char *path, int *rank, const char **key,
+                  const char **value, struct pps_err *err);
+/* One row of "SELECT rank, id, name FROM names", checked as pps__meta_row(). */
+int pps__name_row(sqlite3_stmt *st, const char *path, int *rank, int32_t *id, const char **name,
+                  struct pps_err *err);
+/* The kinds table of an open trace says what ours says (and reads whole: damage there is found
+ * too); else PPS_EFORMAT naming path. Both readers run it once per file. */
+int pps__kinds_check(sqlite3 *db, const char *path, struct pps_err *err);
 
 /* A (rank, id) name of one file and its index in run->names. */
 struct pps__name_ref {
@@ -154,24 +180,37 @@ int pps__clock_align(const struct pps__clock *ri, int64_t t, int64_t *out);
 int pps__clock_align_span(const struct pps__clock *ri, struct pps_span *s, const char *path,
                           struct pps_err *err);
 
-/* The columns pps__span_row() and pps__metric_row() read, in their order, from column 0. */
+/* The columns pps__span_row() and pps__metric_row() read, in their order, from column 0; the
+ * row's rowid follows them (column 13, column 8), to name the row in a message. */
 #define PPS__SPAN_COLS                                                                             \
     "kind, stage, chunk, mb, iter, start_ns, end_ns, peer, bytes, name_id, clock, corr, rank"
 #define PPS__METRIC_COLS "rank, iter, stage, loss, grad_norm, act_bytes, pending_w, dropped"
-/* The most a time may be from 0 either way: the difference of two such times fits int64. */
-#define PPS__TIME_LIMIT ((int64_t)1 << 62)
+/* The most a time may be from 0 either way, 2^62 - 1 ns (146 years): the difference of any two
+ * such times fits int64, the extreme ones too. */
+#define PPS__TIME_LIMIT (((int64_t)1 << 62) - 1)
+/* The most microbatches meta m may say: the schedules' own limit (schedule.c MAX_M), so that
+ * every figure made from m (p * v * m cells, m + p - 1) fits. */
+#define PPS__MAX_M (1 << 20)
 /* One row into *s, every column range-checked (PPS_EFORMAT naming path otherwise): a start or
  * end beyond +-PPS__TIME_LIMIT, or an end more than that before its start, is corrupted. Times
  * are raw and name_id is the file's (rank, id) id: the caller aligns and maps them. */
-int pps__span_row(sqlite3_stmt *st, const char *path, struct pps_span *s, struct pps_err *err);
+int pps__span_row(sqlite3_stmt *st, const char *path, int stage_max, struct pps_span *s,
+                  struct pps_err *err);
+/* One file's meta rows: each p, m and v (of any rank) a count in its bounds (p <= 32768, m <=
+ * PPS__MAX_M, v <= 32767), else PPS_EFORMAT naming path, the key and the rank. *stage_max: the
+ * highest stage a span of the file may have, p - 1 by the file's own p (of its lowest rank that
+ * has one), INT16_MAX without one. */
+int pps__file_meta_check(const struct pps_meta_entry *meta, size_t n, const char *path,
+                         int *stage_max, struct pps_err *err);
 /* The entry of rank in ranks[0..n), sorted by rank, or NULL. */
 const struct pps__clock *pps__clock_find(const struct pps__clock *ranks, size_t n, int rank);
 /* A spans row as the run holds it: pps__span_row(), then its name_id made the run's index
  * through refs (-1 when refs lacks it), and a host-clock span moved onto rank 0's clock by its
  * rank's entry in ranks (pps__clock_find(); *ri keeps the last one found, NULL at first). */
-int pps__span_read(sqlite3_stmt *st, const char *path, const struct pps__name_ref *refs,
-                   size_t n_refs, const struct pps__clock *ranks, size_t n_ranks,
-                   const struct pps__clock **ri, struct pps_span *s, struct pps_err *err);
+int pps__span_read(sqlite3_stmt *st, const char *path, int stage_max,
+                   const struct pps__name_ref *refs, size_t n_refs, const struct pps__clock *ranks,
+                   size_t n_ranks, const struct pps__clock **ri, struct pps_span *s,
+                   struct pps_err *err);
 int pps__metric_row(sqlite3_stmt *st, const char *path, struct pps_metric *m, struct pps_err *err);
 
 /* The orders of a loaded run: spans by start, end, then every field (ties the same whatever the

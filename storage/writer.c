@@ -469,6 +469,31 @@ int pps__store_writer_exec(struct pps_store_writer *w, const char *sql, struct p
     return pps__exec(w->db, sql, w->path, "cannot write", err);
 }
 
+/*
+ * A closed shard is written no more: it leaves WAL mode, so that it is one file with nothing
+ * beside it, which copies, tars and read-only media take as it is, and readers open it without
+ * creating a -wal or -shm (files.c). Leaving WAL needs the shard to itself; while a viewer holds
+ * it open that fails at once (no busy wait: the close must not hang on a viewer), and the shard
+ * stays in WAL with its log checkpointed into it and emptied, which readers take as finished
+ * too. Nothing here fails the close: the shard holds all its rows either way.
+ */
+static void leave_wal(sqlite3 *db)
+{
+    sqlite3_stmt *st = NULL;
+    const char *mode;
+    int left = 0;
+
+    sqlite3_busy_timeout(db, 0);
+    if (sqlite3_prepare_v2(db, "PRAGMA journal_mode = DELETE", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW) {
+        mode = (const char *)sqlite3_column_text(st, 0);
+        left = mode && !strcmp(mode, "delete");
+    }
+    sqlite3_finalize(st);
+    if (!left)
+        (void)sqlite3_exec(db, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL);
+}
+
 int pps_store_writer_close(struct pps_store_writer *w, int complete, struct pps_err *err)
 {
     sqlite3 *db;
@@ -483,7 +508,8 @@ int pps_store_writer_close(struct pps_store_writer *w, int complete, struct pps_
     path = w->path;
     w->path = NULL;
     writer_free(w);
-    /* The last connection checkpoints the log into the shard and removes it. */
+    leave_wal(db);
+    /* The last connection checkpoints what is left of the log into the shard and removes it. */
     crc = sqlite3_close(db);
     if (crc != SQLITE_OK) {
         if (!rc)

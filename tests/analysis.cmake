@@ -6,3 +6,7 @@ pps_cli_test(report_cli)
 if(TARGET pps_mkrun)
   set_tests_properties(report_cli PROPERTIES ENVIRONMENT "PPS_MKRUN=$<TARGET_FILE:pps_mkrun>")
 endif()
+# Text out of a run on its way to a terminal (common/pps_text.h), and hostile metadata, names
+# and paths through report, report --json, view --once, merge, import, export and run.
+pps_unit_test(test_text)
+pps_cli_test(hostile_text)

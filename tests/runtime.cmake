@@ -19,6 +19,10 @@
 #                             stage's recorded peak of pending W's within its bound, bad budgets
 #   run_check_grads_mpi       the same gradient check under mpirun, world size != p, a failing
 #                             rank (label mpi; skipped without MPI or mpirun)
+#   run_faults                a full disk (a 2 MiB tmpfs, else the injected one), SIGTERM and
+#                             SIGKILL of a threads run: the exit, the one line, the spans kept
+#                             and lost and the missing iterations, each exactly
+#   run_faults_mpi            the full disk under mpirun -np 2 (label mpi)
 pps_unit_test(test_executor pps_runtime pps_storage)
 pps_unit_test(test_executor_emu pps_runtime pps_analysis pps_storage)
 pps_unit_test(test_executor_collective pps_runtime Threads::Threads)
@@ -26,9 +30,14 @@ pps_unit_test(test_diagnosis pps_runtime pps_analysis pps_storage Threads::Threa
 # Emulated timings are measured against the clock: they want the machine to themselves.
 set_tests_properties(test_executor_emu test_diagnosis PROPERTIES RUN_SERIAL TRUE)
 
-foreach(_t run_check_grads run_bad_input run_fail run_ab run_budget run_host)
+foreach(_t run_check_grads run_bad_input run_fail run_ab run_budget run_host run_faults)
   pps_cli_test(${_t})
 endforeach()
+add_test(NAME run_faults_mpi
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/run_faults.sh $<TARGET_FILE:ppscope> mpi
+                 "${PPS_HAVE_MPI}" "${MPIEXEC_EXECUTABLE}")
+set_tests_properties(run_faults_mpi PROPERTIES LABELS mpi SKIP_RETURN_CODE 77 TIMEOUT 600
+                                               PROCESSORS 2)
 set_tests_properties(run_ab run_budget PROPERTIES RUN_SERIAL TRUE)
 
 add_test(NAME run_check_grads_mpi

@@ -10,4 +10,11 @@ add_executable(pps_mkrun unit/mkrun.c)
 target_link_libraries(pps_mkrun PRIVATE pps_storage pps_common)
 
 pps_cli_test(merge_and_bad_input)
+# The bad-input corpus (issue 11), made from a simulated run by sqlite3 statements: every reader
+# refuses every case with one line naming the file and the column.
+pps_cli_test(bad_shards)
 set_tests_properties(merge_and_bad_input PROPERTIES ENVIRONMENT "PPS_MKRUN=$<TARGET_FILE:pps_mkrun>")
+# A run is its own shards, all of them: missing ranks said, two runs in one directory refused
+# (issue 11, item 2); a finished run is its shard files alone, read-only media too (item 10).
+pps_cli_test(run_identity)
+pps_cli_test(run_files_only)

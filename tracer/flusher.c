@@ -86,6 +86,15 @@ void pps__queues_free(struct pps_tracer *t)
     t->n_meta_q = t->cap_meta_q = t->n_metric_q = t->cap_metric_q = 0;
 }
 
+int pps__injected_full(const struct pps_tracer *t, struct pps_err *err)
+{
+    if (t->written < t->full_after)
+        return 0;
+    return pps_err_set(err, PPS_EIO,
+                       "database or disk is full (injected: PPSCOPE_TRACE_FULL_AFTER=%llu)",
+                       (unsigned long long)t->full_after);
+}
+
 /*
  * Names first, in id order, so that a span never reaches the shard before its name: a span
  * with id k was recorded after pps_trace_name() handed out k, which the drain that copied the
@@ -107,7 +116,7 @@ static void write_names(struct pps_tracer *t)
         pthread_mutex_unlock(&t->lock);
         if (!name)
             return;
-        if (pps_store_writer_name(t->w, name, &id, &err) != 0) {
+        if (pps__injected_full(t, &err) || pps_store_writer_name(t->w, name, &id, &err) != 0) {
             pps__fail(t, &err);
             return; /* tried again at the next drain */
         }
@@ -140,12 +149,38 @@ static void write_queues(struct pps_tracer *t)
     pthread_mutex_unlock(&t->lock);
 
     for (size_t i = 0; i < n_meta; i++)
-        if (pps_store_writer_meta(t->w, meta[i].key, meta[i].value, &err) != 0)
+        if (pps__injected_full(t, &err) ||
+            pps_store_writer_meta(t->w, meta[i].key, meta[i].value, &err) != 0)
             pps__fail(t, &err);
-    if (n_metrics && pps_store_writer_metrics(t->w, metrics, n_metrics, &err) != 0)
+    if (n_metrics && (pps__injected_full(t, &err) ||
+                      pps_store_writer_metrics(t->w, metrics, n_metrics, &err) != 0))
         pps__fail(t, &err);
     meta_items_free(meta, n_meta);
     free(metrics);
+}
+
+/* A batch the store refused: its spans counted with the drops, its iterations noted (the run
+ * says which it lost), the reason kept for close. */
+static void batch_lost(struct pps_tracer *t, size_t n, const struct pps_err *err)
+{
+    int32_t lo = -1, hi = -1;
+
+    for (size_t i = 0; i < n; i++) {
+        int32_t it = t->batch[i].iter;
+        if (it >= 0 && (lo < 0 || it < lo))
+            lo = it;
+        if (it > hi)
+            hi = it;
+    }
+    atomic_fetch_add_explicit(&t->dropped_writes, n, memory_order_relaxed);
+    if (pthread_mutex_lock(&t->lock) != 0)
+        return;
+    if (lo >= 0 && (t->unwritten_first < 0 || lo < t->unwritten_first))
+        t->unwritten_first = lo;
+    if (hi > t->unwritten_last)
+        t->unwritten_last = hi;
+    pps__fail_locked(t, err->code, err->msg);
+    pthread_mutex_unlock(&t->lock);
 }
 
 static void write_batch(struct pps_tracer *t, size_t n)
@@ -154,10 +189,16 @@ static void write_batch(struct pps_tracer *t, size_t n)
 
     write_names(t);
     write_queues(t);
-    if (n && pps_store_writer_spans(t->w, t->batch, n, &err) != 0) {
-        /* The batch is lost: counted with the drops, and the reason kept for close. */
-        atomic_fetch_add_explicit(&t->dropped_writes, n, memory_order_relaxed);
-        pps__fail(t, &err);
+    if (!n)
+        return;
+    if (pps__injected_full(t, &err) || pps_store_writer_spans(t->w, t->batch, n, &err) != 0) {
+        batch_lost(t, n, &err);
+        return;
+    }
+    /* Under the lock for pps_trace_stats(); the flusher is the only writer. */
+    if (pthread_mutex_lock(&t->lock) == 0) {
+        t->written += n;
+        pthread_mutex_unlock(&t->lock);
     }
 }
 

@@ -119,6 +119,20 @@ static int write_clock_meta(struct pps_store_writer *w, const char *when,
     return pps_store_writer_meta_int(w, key, s->rtt_ns, err);
 }
 
+/* PPSCOPE_TRACE_FULL_AFTER=N (tracer_core.h): N spans, else UINT64_MAX (off; also when it is
+ * not a plain decimal number). */
+static uint64_t full_after_env(void)
+{
+    const char *s = getenv("PPSCOPE_TRACE_FULL_AFTER");
+    char *end;
+    unsigned long long n;
+
+    if (!s || *s < '0' || *s > '9')
+        return UINT64_MAX;
+    n = strtoull(s, &end, 10);
+    return *end ? UINT64_MAX : (uint64_t)n;
+}
+
 /* Frees what pps_trace_open() set up; the writer must already be closed. */
 static void tracer_free(struct pps_tracer *t, int sync_init)
 {
@@ -202,6 +216,8 @@ int pps_trace_open(const struct pps_trace_options *o, struct pps_tracer **out, s
     t->clock_sync = o->clock_sync != 0;
     t->interval_ms = o->flush_interval_ms;
     t->pid = getpid();
+    t->unwritten_first = t->unwritten_last = -1;
+    t->full_after = full_after_env();
     t->bufs = calloc((size_t)o->max_threads, sizeof(*t->bufs));
     t->limits = calloc((size_t)o->max_threads, sizeof(*t->limits));
     t->batch = malloc(PPS__BATCH_SPANS * sizeof(*t->batch));
@@ -301,6 +317,11 @@ static int close_tracer(struct pps_tracer *t, int complete, struct pps_err *err)
     }
     /* What the last drain left: the rows queued above, anything queued meanwhile. */
     pps__flusher_drain(t);
+    /* An injected full disk cannot take the complete mark either, as a real one could not. */
+    if (complete && pps__injected_full(t, &e) != 0) {
+        pps__fail(t, &e);
+        complete = 0;
+    }
     if (pps_store_writer_close(t->w, complete, &e) != 0)
         pps__fail(t, &e);
     t->w = NULL;
@@ -398,6 +419,25 @@ uint64_t pps_trace_dropped(const struct pps_tracer *t)
 {
     /* The counters are atomics read with relaxed loads: nothing is written through t. */
     return t ? pps__dropped_total((struct pps_tracer *)t) : 0;
+}
+
+void pps_trace_stats(const struct pps_tracer *t, struct pps_trace_stats *out)
+{
+    /* The lock is taken and given back: the tracer's state is not changed. */
+    struct pps_tracer *mt = (struct pps_tracer *)t;
+
+    if (!out)
+        return;
+    memset(out, 0, sizeof(*out));
+    out->unwritten_first_iter = out->unwritten_last_iter = -1;
+    if (!t || pps__foreign(t) || pthread_mutex_lock(&mt->lock) != 0)
+        return;
+    out->written = t->written;
+    out->unwritten_first_iter = t->unwritten_first;
+    out->unwritten_last_iter = t->unwritten_last;
+    pthread_mutex_unlock(&mt->lock);
+    out->dropped = pps__dropped_total(mt);
+    out->unwritten = atomic_load_explicit(&mt->dropped_writes, memory_order_relaxed);
 }
 
 int pps_trace_flush(struct pps_tracer *t, struct pps_err *err)

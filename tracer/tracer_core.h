@@ -112,6 +112,13 @@ struct pps_tracer {
     int marked;
     int32_t mark_iter;
     uint64_t dropped_at_mark;
+    /* What the flusher did with the spans (pps_trace_stats): those committed, and the iterations
+     * of those in batches the store refused (-1 while there are none). */
+    uint64_t written;
+    int32_t unwritten_first, unwritten_last;
+    /* PPSCOPE_TRACE_FULL_AFTER (a testing knob): once this many spans are written, every write
+     * fails as on a full disk. UINT64_MAX: off. Fixed at open. */
+    uint64_t full_after;
 
     /* The flusher's own. */
     unsigned interval_ms;
@@ -239,5 +246,10 @@ void pps__fail_locked(struct pps_tracer *t, int code, const char *msg);
 int pps__queue_meta(struct pps_tracer *t, const char *key, const char *value);
 int pps__queue_metric(struct pps_tracer *t, const struct pps_metric *m);
 void pps__queues_free(struct pps_tracer *t);
+/* The full disk PPSCOPE_TRACE_FULL_AFTER injects: once that many spans are written, every write
+ * of the shard fails with SQLite's words for a full disk (tests on machines where a small file
+ * system cannot be mounted). 0, or PPS_EIO with the reason in err. The flusher's, or close's
+ * after the join. */
+int pps__injected_full(const struct pps_tracer *t, struct pps_err *err);
 
 #endif

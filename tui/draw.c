@@ -250,13 +250,20 @@ static void fit_paths(const struct pps_tui *ui, int w, char *a, char *b, size_t 
 static void draw_header(struct pps_tui *ui, struct pps_tui_frame *f)
 {
     struct pps_tui_rect r = ui->layout.header;
-    char tags[64] = "", text[1024], pa[256], pb[256], p[16], m_[16], bub[16];
-    int live = 0, x, tw, room;
+    char tags[192] = "", text[1024], pa[256], pb[256], p[16], m_[16], bub[16];
+    char ranks[96], missing[128] = "";
+    int live = 0, x, tw, room, n_missing = 0;
 
-    for (int m = 0; m < ui->n_models; m++)
+    for (int m = 0; m < ui->n_models; m++) {
         live |= !ui->models[m].run->complete;
-    snprintf(tags, sizeof(tags), "%s%s%s", live ? " [LIVE]" : "", ui->follow ? " [FOLLOW]" : "",
-             ui->paused ? " [PAUSED]" : "");
+        /* A run without some ranks' shards says which, as the report's status does. */
+        if (!n_missing &&
+            (n_missing = pps_run_missing_text(ui->models[m].run, ranks, sizeof(ranks))))
+            snprintf(missing, sizeof(missing), " [MISSING RANK%s %s]", n_missing == 1 ? "" : "S",
+                     ranks);
+    }
+    snprintf(tags, sizeof(tags), "%s%s%s%s", missing, live ? " [LIVE]" : "",
+             ui->follow ? " [FOLLOW]" : "", ui->paused ? " [PAUSED]" : "");
     tw = (int)strlen(tags);
     for (int i = 0; i < r.w; i++)
         pps_tui_frame_put(f, i, r.y, ' ', PPS_TUI_C_TITLE, PPS_TUI_A_REVERSE);
@@ -305,6 +312,9 @@ static void draw_header(struct pps_tui *ui, struct pps_tui_frame *f)
     x = r.w - tw;
     if (x < 0)
         x = 0;
+    if (missing[0])
+        x += pps_tui_frame_text(f, x, r.y, -1, missing, PPS_TUI_C_WARN,
+                                PPS_TUI_A_REVERSE | PPS_TUI_A_BOLD);
     if (live)
         x += pps_tui_frame_text(f, x, r.y, -1, " [LIVE]", PPS_TUI_C_GOOD, PPS_TUI_A_REVERSE);
     if (ui->follow)

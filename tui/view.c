@@ -15,6 +15,8 @@
 
 /* The narrowest view: a few ns per column is as far as zooming means anything. */
 #define MIN_WIDTH_NS 64
+/* The longest stretch of a run the view spans: see pps__tui_extent(). */
+#define VIEW_MAX_EXTENT ((int64_t)1 << 60)
 
 void pps_tui_init(struct pps_tui *ui, const struct pps_tui_opts *opts)
 {
@@ -65,7 +67,9 @@ int64_t pps__tui_extent(const struct pps_tui *ui)
         if (r && r->t_max - r->t_min > e)
             e = r->t_max - r->t_min;
     }
-    return e;
+    /* A run's times may be 2^63 ns apart; the view's arithmetic (a range four times the run,
+     * margins either side) holds 2^60 (36 years), which it shows of a longer one. */
+    return e < VIEW_MAX_EXTENT ? e : VIEW_MAX_EXTENT;
 }
 
 /* The report iteration of model whose window holds abs (its own clock), or the nearest. */
@@ -147,6 +151,10 @@ void pps__tui_zoom(struct pps_tui *ui, double factor, int64_t t)
     double w = (double)(ui->t1 - ui->t0), left = (double)(t - ui->t0) / (w > 0 ? w : 1);
     double nw = w * factor;
     int64_t t0;
+
+    /* set_range() clamps the width; the double must fit int64 before it gets there. */
+    if (!(nw < (double)VIEW_MAX_EXTENT * 4))
+        nw = (double)VIEW_MAX_EXTENT * 4;
 
     if (ui->follow) {
         /* Following: the end stays in view, zoom around it. */

@@ -15,6 +15,7 @@
 
 #include "analysis_fixture.h"
 #include "export.h"
+#include "export_int.h"
 #include "test.h"
 
 /* A document written by one exporter, in memory. */
@@ -162,6 +163,39 @@ static void test_svg_escapes_the_path(void)
     CHECK_EQ_INT(count(d.text, "<rect class=\"span "), 4);
     free(d.text);
     pps_run_free(r);
+}
+
+/* Each format's quoting of what a run's strings may hold that the format cannot: ESC and BEL (a
+ * terminal that prints the file acts on them), a C1 control, U+FFFF (no XML character), a
+ * byte that is not UTF-8; each is U+FFFD, and the text around it stays. */
+static void test_escapers_replace_control_characters(void)
+{
+    static const char in[] = "k\x1b]0;t\x07|\xc2\x9b|\xef\xbf\xbf|\xff|\xe5\x90\x8d";
+#define R "\xef\xbf\xbd"
+    static const struct {
+        void (*put)(FILE *, const char *);
+        const char *out;
+    } rows[] = {
+        {pps__export_xml_text, "k" R "]0;t" R "|" R "|" R "|" R "|\xe5\x90\x8d"},
+        {pps__export_om_string, "k" R "]0;t" R "|" R "|" R "|" R "|\xe5\x90\x8d"},
+        {pps__export_csv_field, "k" R "]0;t" R "|" R "|" R "|" R "|\xe5\x90\x8d"},
+        {pps__export_json_string, "\"k" R "]0;t" R "|" R "|" R "|" R "|\xe5\x90\x8d\""},
+    };
+#undef R
+
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+
+        CHECK(f != NULL);
+        rows[i].put(f, in);
+        fclose(f);
+        if (strcmp(buf, rows[i].out) != 0)
+            fprintf(stderr, "row %zu: got '%s'\n", i, buf);
+        CHECK(strcmp(buf, rows[i].out) == 0);
+        free(buf);
+    }
 }
 
 /* Spans of one stage that overlap without nesting go to two tracks, so each track nests. */
@@ -436,6 +470,7 @@ static const struct test_case cases[] = {
     TEST(test_openmetrics_escapes_label_values),
     TEST(test_perfetto_escapes_names_and_path),
     TEST(test_svg_escapes_the_path),
+    TEST(test_escapers_replace_control_characters),
     TEST(test_perfetto_splits_overlapping_spans_into_lanes),
     TEST(test_perfetto_pairs_each_send_with_its_recv),
     TEST(test_svg_merges_subpixel_spans),

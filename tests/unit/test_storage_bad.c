@@ -286,15 +286,17 @@ static void check_wild_span(int64_t start, int64_t end)
 }
 
 /* Durations and the run's extent are differences of times: a time near INT64_MIN or INT64_MAX
- * overflowed them (UBSan; the report printed -0.000 ms). */
+ * overflowed them (UBSan; the report printed -0.000 ms). Times are strictly within 2^62 of 0:
+ * a span from -2^62 to 2^62 lasts 2^63 ns, which overflowed too (issue 11). */
 static void test_bad_span_times_beyond_2_62(void)
 {
-    const int64_t lim = (int64_t)1 << 62;
+    const int64_t lim = ((int64_t)1 << 62) - 1;
 
     check_wild_span(-INT64_MAX, INT64_MAX);
     check_wild_span(0, lim + 1);
     check_wild_span(-lim - 1, 0);
-    check_wild_span(lim, -1); /* ends more than 2^62 ns before it starts */
+    check_wild_span(-lim - 1, lim + 1);
+    check_wild_span(lim, -2); /* ends more than 2^62 - 1 ns before it starts */
     /* the limits themselves load */
     {
         char *dir = tmpdir_new();

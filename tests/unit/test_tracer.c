@@ -795,6 +795,50 @@ static void test_clock_skew_from_environment(void)
     tmpdir_free(dir);
 }
 
+/* A full disk (PPSCOPE_TRACE_FULL_AFTER): spans written before it are kept, every later batch is
+ * counted as dropped with its iterations, flush and close say why, and the shard stays
+ * incomplete. Iterations 0-2 flushed one by one, then 3-5 refused. */
+static void test_full_disk_counts_what_it_could_not_write(void)
+{
+    char *dir = tmpdir_new();
+    struct pps_trace_options o = opts(dir, 256, 0);
+    struct pps_trace_stats ts;
+    struct pps_err err = {0};
+    struct pps_tracer *t;
+
+    setenv("PPSCOPE_TRACE_FULL_AFTER", "30", 1);
+    t = open_ok(&o);
+    unsetenv("PPSCOPE_TRACE_FULL_AFTER");
+    for (int it = 0; it < 6; it++) {
+        pps_trace_iteration(t, it);
+        for (int k = 0; k < 10; k++)
+            pps_trace_record(t, PPS_TRACE_F, 0, 0, k, 100 * it + k, 100 * it + k + 1);
+        if (it < 3)
+            CHECK_EQ_INT(pps_trace_flush(t, NULL), 0);
+    }
+    CHECK_EQ_INT(pps_trace_flush(t, &err), PPS_EIO);
+    CHECK(strstr(err.msg, "database or disk is full") != NULL);
+    pps_trace_stats(t, &ts);
+    CHECK_EQ_INT(ts.written, 30);
+    CHECK_EQ_INT(ts.unwritten, 30);
+    CHECK_EQ_INT(ts.dropped, 30);
+    CHECK_EQ_INT(ts.unwritten_first_iter, 3);
+    CHECK_EQ_INT(ts.unwritten_last_iter, 5);
+    CHECK_EQ_INT(pps_trace_dropped(t), 30);
+    CHECK_EQ_INT(pps_trace_close(t, &err), PPS_EIO);
+
+    struct pps_run *run = load_ok(dir);
+    if (run) {
+        CHECK_EQ_INT(count_kind(run, PPS_SPAN_F), 30);
+        CHECK_EQ_INT(run->complete, 0);
+        pps_run_free(run);
+    }
+    pps_trace_stats(NULL, &ts);
+    CHECK_EQ_INT(ts.written, 0);
+    CHECK_EQ_INT(ts.unwritten_first_iter, -1);
+    tmpdir_free(dir);
+}
+
 static const struct test_case cases[] = {
     TEST(test_options_defaults),
     TEST(test_open_bad_options),
@@ -817,6 +861,7 @@ static const struct test_case cases[] = {
     TEST(test_periodic_flusher_writes_without_flush),
     TEST(test_forked_child_leaves_tracer_alone),
     TEST(test_clock_skew_from_environment),
+    TEST(test_full_disk_counts_what_it_could_not_write),
     {NULL, NULL},
 };
 

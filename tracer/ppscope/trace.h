@@ -184,6 +184,24 @@ PPS_TRACE_API void pps_trace_metric(struct pps_tracer *t, int iter, int stage, d
  * batches the store failed to write). */
 PPS_TRACE_API uint64_t pps_trace_dropped(const struct pps_tracer *t);
 
+/* What became of the spans recorded into a tracer (pps_trace_stats). */
+struct pps_trace_stats {
+    uint64_t written;   /* committed to the shard */
+    uint64_t dropped;   /* not kept, for any reason: pps_trace_dropped() */
+    uint64_t unwritten; /* of those, the spans of batches the store failed to write (a full
+                           disk): nothing in the shard counts them when it cannot be written */
+    int32_t unwritten_first_iter, unwritten_last_iter; /* the lowest and highest iteration of
+                                                          those spans; -1 when none */
+};
+
+/*
+ * Fills *out with what the tracer did with its spans so far. After pps_trace_flush(), with every
+ * thread stopped recording, the figures are final: close writes no more spans (it writes the
+ * drop rows and the complete mark, and a failure there is close's error). A NULL tracer, or one
+ * of another process (a forked child), gives zeros and -1.
+ */
+PPS_TRACE_API void pps_trace_stats(const struct pps_tracer *t, struct pps_trace_stats *out);
+
 /*
  * Drains every buffer into the shard now and waits until everything recorded before the call
  * (and the queued names, meta and metrics) is committed: a reader then sees it, and a crash no

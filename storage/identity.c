@@ -1,0 +1,180 @@
+/*
+ * identity.c - which shards make one run: the run id every shard of a run carries, the check
+ * that refuses shards of two runs side by side (a directory that holds 1f1b beside gpipe, p=4
+ * beside p=8, a simulation beside an emulated run), and the ranks a run's world has that no
+ * shard holds.
+ *
+ * Everything here reads the run's metadata only (sorted by rank, then key), so the loader, the
+ * follower and merge share one check however they read the rows.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "storage_int.h"
+
+/* ---- one run or two ----------------------------------------------------------------------- */
+
+/*
+ * The keys that are the same on every rank of one run. The run id says it for runs written
+ * since it exists; for older ones, the schedule, the sizes, the world and where the run came
+ * from catch most shards copied between runs. A key is compared only where both ranks have it:
+ * a rank killed before it wrote its metadata is not another run.
+ */
+enum {
+    ID_SOURCE,
+    ID_BACKEND,
+    ID_SCHEDULE,
+    ID_P,
+    ID_M,
+    ID_V,
+    ID_WORLD,
+    ID_ITERS,
+    ID_RUN_ID,
+    N_IDENT
+};
+/* In the order a difference is named: what a user tells runs apart by first, the run id last. */
+static const char *const ident_keys[N_IDENT] = {"source", "backend", "schedule", "p",     "m",
+                                                "v",      "world",   "iters",    "run_id"};
+
+struct ident {
+    int rank;
+    const char *v[N_IDENT];
+};
+
+/* The identity of the rank whose meta rows start at meta[*i]; *i moves past them. */
+static void ident_read(const struct pps_run *run, size_t *i, struct ident *id)
+{
+    memset(id, 0, sizeof(*id));
+    id->rank = run->meta[*i].rank;
+    for (; *i < run->n_meta && run->meta[*i].rank == id->rank; (*i)++)
+        for (size_t k = 0; k < N_IDENT; k++)
+            if (!strcmp(run->meta[*i].key, ident_keys[k]))
+                id->v[k] = run->meta[*i].value;
+}
+
+/* The first key both have and on which they differ, or -1. */
+static int ident_differs(const struct ident *a, const struct ident *b)
+{
+    for (size_t k = 0; k < N_IDENT; k++)
+        if (a->v[k] && b->v[k] && strcmp(a->v[k], b->v[k]) != 0)
+            return (int)k;
+    return -1;
+}
+
+static const char *or_q(const char *s)
+{
+    return s ? s : "?";
+}
+
+/* Where a rank's rows are: its shard in a directory, the rank in one file. */
+static void rank_where(const struct pps_run *run, int rank, char *buf, size_t len)
+{
+    if (run->merged)
+        snprintf(buf, len, "rank %d", rank);
+    else
+        snprintf(buf, len, PPS__SHARD_FMT, rank);
+}
+
+/* "1f1b p=4 m=4 (ppscope, run 5e0c9a1b2d3f4a5b)": what a user tells two runs apart by. */
+static void ident_text(const struct ident *id, char *buf, size_t len)
+{
+    const char *run_id = id->v[ID_RUN_ID];
+
+    snprintf(buf, len, "%.40s p=%.12s m=%.12s (%.20s, %s%.40s)", or_q(id->v[ID_SCHEDULE]),
+             or_q(id->v[ID_P]), or_q(id->v[ID_M]), or_q(id->v[ID_SOURCE]),
+             run_id ? "run " : "no run id", run_id ? run_id : "");
+}
+
+static int two_runs(const struct pps_run *run, const struct ident *a, const struct ident *b,
+                    int key, struct pps_err *err)
+{
+    char wa[32], wb[32], ta[160], tb[160];
+
+    rank_where(run, a->rank, wa, sizeof(wa));
+    rank_where(run, b->rank, wb, sizeof(wb));
+    ident_text(a, ta, sizeof(ta));
+    ident_text(b, tb, sizeof(tb));
+    return pps_err_set(err, PPS_EFORMAT,
+                       "%s: two runs in one %s: %s is %s, %s is %s (their %s differs)", run->path,
+                       run->merged ? "file" : "directory", wa, ta, wb, tb,
+                       key == ID_RUN_ID ? "run id" : ident_keys[key]);
+}
+
+/* The run's world (meta world of its lowest rank that has one); 0 when it has none or it is not
+ * a count of ranks. */
+static int run_world(const struct pps_run *run)
+{
+    const char *s = pps_run_meta(run, "world");
+    int64_t w;
+
+    if (!s || pps__parse_i64(s, &w) != 0 || w < 1 || w > (int64_t)INT16_MAX + 1)
+        return 0;
+    return (int)w;
+}
+
+int pps__run_identity_check(const struct pps_run *run, struct pps_err *err)
+{
+    struct ident first, id;
+    size_t i = 0;
+    int world = run_world(run), key;
+
+    if (run->n_meta == 0)
+        return 0;
+    ident_read(run, &i, &first);
+    while (i < run->n_meta) {
+        ident_read(run, &i, &id);
+        if ((key = ident_differs(&first, &id)) >= 0)
+            return two_runs(run, &first, &id, key, err);
+    }
+    /* Every rank agrees on the world: one beyond it came from a larger run. */
+    for (i = 0; world > 0 && i < run->n_meta; i++) {
+        if (run->meta[i].rank >= world) {
+            char where[32];
+            rank_where(run, run->meta[i].rank, where, sizeof(where));
+            return pps_err_set(err, PPS_EFORMAT,
+                               "%s: %s holds rank %d, outside the run's world of %d rank%s "
+                               "(a shard of another run?)",
+                               run->path, where, run->meta[i].rank, world, world == 1 ? "" : "s");
+        }
+    }
+    return 0;
+}
+
+/* ---- missing ranks ------------------------------------------------------------------------ */
+
+int pps_run_missing_ranks(const struct pps_run *run, int *ranks, int max)
+{
+    struct pps__rank_set *seen;
+    int world = run ? run_world(run) : 0, n = 0;
+
+    if (world == 0 || !(seen = calloc(1, sizeof(*seen))))
+        return 0;
+    for (size_t i = 0; i < run->n_meta; i++)
+        if (run->meta[i].rank >= 0 && run->meta[i].rank <= INT16_MAX)
+            seen->bits[run->meta[i].rank / 8] |= (unsigned char)(1u << (run->meta[i].rank % 8));
+    for (int r = 0; r < world; r++) {
+        if (seen->bits[r / 8] & (1u << (r % 8)))
+            continue;
+        if (ranks && n < max)
+            ranks[n] = r;
+        n++;
+    }
+    free(seen);
+    return n;
+}
+
+int pps_run_missing_text(const struct pps_run *run, char *buf, size_t len)
+{
+    enum { SHOWN = 8 };
+    int ranks[SHOWN], n = pps_run_missing_ranks(run, ranks, SHOWN);
+    size_t used = 0;
+
+    if (len)
+        buf[0] = '\0';
+    for (int k = 0; k < n && k < SHOWN && used < len; k++)
+        used += (size_t)snprintf(buf + used, len - used, "%s%d", k ? ", " : "", ranks[k]);
+    if (n > SHOWN && used < len)
+        snprintf(buf + used, len - used, ", ... (%d in all)", n);
+    return n;
+}
