@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "shard_check.h"
 #include "storage_int.h"
 
 /* One file of the run: a shard, or the merged file. */
@@ -31,6 +32,10 @@ struct follow_file {
     struct pps__name_ref *refs; /* names seen, sorted by (rank, id) */
     size_t n_refs, refs_cap;
     int stage_max; /* from pps__file_meta_check() of meta */
+    /* SQLite's check of a finished file (shard_check.h): started when its ranks all say they are
+     * complete, its answer taken once the file is read to its end. */
+    struct pps__shard_check *check;
+    int check_state; /* 0 not started, 1 running, 2 done */
 };
 
 struct pps_run_follow {
@@ -75,6 +80,8 @@ static void meta_release(struct pps_meta_entry *meta, size_t n)
 
 static void file_release(struct follow_file *ff)
 {
+    if (ff->check_state == 1)
+        pps__shard_check_abandon(ff->check);
     sqlite3_finalize(ff->q_spans);
     sqlite3_finalize(ff->q_metrics);
     sqlite3_close(ff->db);
@@ -386,6 +393,15 @@ static int64_t max_rowid(struct follow_file *ff)
 }
 
 /* One file in one read transaction: meta, names, then up to limit spans, then metrics. */
+/* Whether every rank of the file says it closed normally (the file is finished). */
+static int file_complete(const struct follow_file *ff)
+{
+    for (size_t r = 0; r < ff->n_ranks; r++)
+        if (!ff->ranks[r].complete)
+            return 0;
+    return ff->n_ranks > 0;
+}
+
 static int fetch_file(struct pps_run_follow *f, struct follow_file *ff, int64_t limit,
                       size_t *n_read, int *clock_changed, struct pps_err *err)
 {
@@ -415,9 +431,20 @@ static int fetch_file(struct pps_run_follow *f, struct follow_file *ff, int64_t 
         goto out;
     if ((rc = pps__file_meta_check(ff->meta, ff->n_meta, ff->path, &ff->stage_max, err)))
         goto out;
+    if (ff->check_state == 0 && file_complete(ff)) {
+        if ((rc = pps__shard_check_start(ff->path, &ff->check, err)))
+            goto out;
+        ff->check_state = 1;
+    }
     if ((rc = read_names(f, ff, err)) || (rc = read_spans(f, ff, limit, n_read, err)) ||
         (rc = read_metrics(f, ff, err)))
         goto out;
+    /* Read to its end: no limit (-1), or fewer rows than the limit. */
+    if (ff->check_state == 1 && (limit < 0 || (int64_t)*n_read < limit)) {
+        ff->check_state = 2; /* finish frees the check, whatever it says */
+        if ((rc = pps__shard_check_finish(ff->path, ff->check, err)))
+            goto out;
+    }
     f->total_rows += max_rowid(ff);
 out:
     if (in_txn)

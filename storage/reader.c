@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "shard_check.h"
 #include "storage_int.h"
 
 struct loader {
@@ -689,12 +690,22 @@ out:
  * Reads one file (a shard or a merged file) into the run. *n_ranks is the number of ranks with
  * metadata in it; *complete is 1 when there is one and each has complete=1.
  */
+/* Whether the file's ranks all say they are complete (the shard is finished). */
+static int all_complete(const struct loader *ld)
+{
+    for (size_t i = 0; i < ld->n_ranks; i++)
+        if (!ld->ranks[i].complete)
+            return 0;
+    return ld->n_ranks > 0;
+}
+
 static int load_file(struct loader *ld, const char *path, size_t *n_ranks, int *complete,
                      struct pps_err *err)
 {
     sqlite3 *db = NULL;
+    struct pps__shard_check *check = NULL;
     size_t meta_from;
-    int in_txn = 0, stage_max, rc;
+    int in_txn = 0, checking = 0, stage_max, rc;
 
     ld->path = path;
     ld->n_ranks = 0;
@@ -710,19 +721,30 @@ static int load_file(struct loader *ld, const char *path, size_t *n_ranks, int *
     meta_from = ld->run->n_meta;
     if ((rc = pps__kinds_check(db, path, err)) || (rc = load_meta(ld, db, err)) ||
         (rc = pps__file_meta_check(ld->run->meta + meta_from, ld->run->n_meta - meta_from, path,
-                                   &stage_max, err)) ||
-        (rc = load_names(ld, db, err)) || (rc = load_spans(ld, db, stage_max, err)) ||
+                                   &stage_max, err)))
+        goto out;
+    /* A finished shard is checked whole by SQLite too, beside the load (shard_check.h). */
+    if (all_complete(ld)) {
+        if ((rc = pps__shard_check_start(path, &check, err)))
+            goto out;
+        checking = 1;
+    }
+    if ((rc = load_names(ld, db, err)) || (rc = load_spans(ld, db, stage_max, err)) ||
         (rc = load_metrics(ld, db, err)))
         goto out;
     if ((rc = pps__exec(db, "COMMIT", path, "cannot read", err)))
         goto out;
     in_txn = 0;
+    if (checking) {
+        checking = 0; /* finish frees the check, whatever it says */
+        if ((rc = pps__shard_check_finish(path, check, err)))
+            goto out;
+    }
     *n_ranks = ld->n_ranks;
-    *complete = ld->n_ranks > 0;
-    for (size_t i = 0; i < ld->n_ranks; i++)
-        if (!ld->ranks[i].complete)
-            *complete = 0;
+    *complete = all_complete(ld);
 out:
+    if (checking)
+        pps__shard_check_abandon(check);
     if (in_txn)
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL); /* ends a read: nothing to undo */
     sqlite3_close(db);

@@ -13,6 +13,7 @@ pps_cli_test(merge_and_bad_input)
 # The bad-input corpus (issue 11), made from a simulated run by sqlite3 statements: every reader
 # refuses every case with one line naming the file and the column.
 pps_cli_test(bad_shards)
+pps_cli_test(damaged_pages)
 set_tests_properties(merge_and_bad_input PROPERTIES ENVIRONMENT "PPS_MKRUN=$<TARGET_FILE:pps_mkrun>")
 # A run is its own shards, all of them: missing ranks said, two runs in one directory refused
 # (issue 11, item 2); a finished run is its shard files alone, read-only media too (item 10).
