@@ -48,10 +48,12 @@ demo: build
 bench: build
 	@cd $(BUILD) && ctest -L bench --output-on-failure -V
 
-# The importers' fuzz targets (tests/fuzz/fuzz_*.c): built with clang's libFuzzer in
-# $(BUILD)-fuzz, each run FUZZ_SECONDS over its seeds in tests/fuzz/corpus/NAME. What a run finds
-# goes to $(BUILD)-fuzz/corpus-NAME, a crash to $(BUILD)-fuzz/crash-*; copy what should stay
-# into the seeds, which ctest replays (fuzz_replay_NAME).
+# The fuzz targets of the shard reader and the importers (tests/fuzz/fuzz_*.c): built with
+# clang's libFuzzer in $(BUILD)-fuzz, each run FUZZ_SECONDS over its seeds in
+# tests/fuzz/corpus/NAME. What a run finds goes to $(BUILD)-fuzz/corpus-NAME, a crash to
+# $(BUILD)-fuzz/crash-*; copy what should stay into the seeds, which ctest replays
+# (fuzz_replay_NAME). A UBSan report stops the run as a crash
+# does (UBSAN_OPTIONS overrides that).
 FUZZ_SECONDS ?= 20
 fuzz:
 	@cmake -S . -B $(BUILD)-fuzz --log-level=NOTICE -DCMAKE_RULE_MESSAGES=OFF \
@@ -59,9 +61,10 @@ fuzz:
 	@GNUMAKEFLAGS=--no-print-directory cmake --build $(BUILD)-fuzz -j $(JOBS) \
 	    --target $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 	@for src in tests/fuzz/fuzz_*.c; do \
-	    t=$$(basename $$src .c); name=$${t#fuzz_import_}; \
+	    t=$$(basename $$src .c); name=$${t#fuzz_}; name=$${name#import_}; \
 	    mkdir -p $(BUILD)-fuzz/corpus-$$name; \
 	    echo "fuzz: $$t for $(FUZZ_SECONDS) s"; \
+	    UBSAN_OPTIONS=$${UBSAN_OPTIONS:-halt_on_error=1:abort_on_error=1:print_stacktrace=1} \
 	    $(BUILD)-fuzz/tests/$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
 	        -print_final_stats=1 -artifact_prefix=$(BUILD)-fuzz/ \
 	        $$(test -f tests/fuzz/$$name.dict && echo -dict=tests/fuzz/$$name.dict) \

@@ -76,7 +76,7 @@ static void print_missing(FILE *f, const struct pps_report *rep)
     else
         fprintf(f, "missing   %d of %d planned iterations, from %d to %d", rep->n_missing,
                 rep->planned_iters, rep->missing_first, rep->missing_last);
-    fprintf(f, ": no span of them is in the run: %s\n",
+    fprintf(f, ": none of their ops (F, B, W, optimizer steps) is in the run: %s\n",
             rep->complete ? "the tracer could not write them"
                           : "it stopped before them, or its tracer could not write them (a full "
                             "disk)");

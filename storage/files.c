@@ -130,23 +130,27 @@ out:
 /*
  * SQLite opens a cut file lazily and only fails on a query that reaches a missing page, so a
  * file shorter than its header says is caught here, for the price of two pragmas. A shard with a
- * live write-ahead log legitimately keeps pages there, not in the file, and is not checked.
+ * live write-ahead log legitimately keeps pages there, not in the file, and is not checked. The
+ * log is looked at after the pragmas and the file's size after the log: a writer that closes its
+ * shard meanwhile has copied the log's pages into the file before it removes the log, so a shard
+ * whose close the check straddles is not taken for a cut one.
  */
-static int check_length(sqlite3 *db, const char *path, const struct stat *st, struct pps_err *err)
+static int check_length(sqlite3 *db, const char *path, struct pps_err *err)
 {
     int64_t pages, page_size;
+    struct stat st;
     int rc;
 
-    if (wal_size(path) > 0)
-        return 0;
     if ((rc = query_int(db, "PRAGMA page_count", path, &pages, err)) ||
         (rc = query_int(db, "PRAGMA page_size", path, &page_size, err)))
         return rc;
-    if (pages > 0 && page_size > 0 && pages > (int64_t)st->st_size / page_size)
+    if (wal_size(path) > 0 || stat(path, &st) != 0)
+        return 0;
+    if (pages > 0 && page_size > 0 && pages > (int64_t)st.st_size / page_size)
         return pps_err_set(err, PPS_EFORMAT,
                            "%s: truncated or corrupted (the file has %lld bytes, its header says "
                            "%lld)",
-                           path, (long long)st->st_size, (long long)(pages * page_size));
+                           path, (long long)st.st_size, (long long)(pages * page_size));
     return 0;
 }
 
@@ -264,6 +268,40 @@ static void open_finished(const char *path, sqlite3 **db)
     }
 }
 
+/*
+ * The reason a path given to a reader could not be reached or read, from errno e. What the user
+ * can fix by giving another path (none there, a loop of symbolic links, no permission to read
+ * it, a name too long) is bad input (PPS_ENOENT, PPS_EINVAL: exit 2); only what the system failed
+ * at (EIO, out of memory or descriptors) is PPS_EIO.
+ */
+static int path_fail(const char *path, int e, struct pps_err *err)
+{
+    switch (e) {
+    case ENOENT:
+    case ENOTDIR:
+        return pps_err_set(err, PPS_ENOENT, "%s: no such file or directory", path);
+    case ELOOP:
+        return pps_err_set(err, PPS_EINVAL, "%s: cannot read (a loop of symbolic links)", path);
+    case EACCES:
+    case EPERM:
+    case ENAMETOOLONG:
+        return pps_err_set(err, PPS_EINVAL, "%s: cannot read (%s)", path, strerror(e));
+    default:
+        return pps_err_set(err, PPS_EIO, "%s: %s", path, strerror(e));
+    }
+}
+
+/* SQLite says only "unable to open database file" when it may not read the file: ask first. */
+static int check_readable(const char *path, struct pps_err *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+
+    if (fd < 0)
+        return path_fail(path, errno, err);
+    close(fd);
+    return 0;
+}
+
 int pps__trace_open(const char *path, sqlite3 **out, int *immutable, struct pps_err *err)
 {
     sqlite3 *db = NULL;
@@ -285,6 +323,8 @@ int pps__trace_open(const char *path, sqlite3 **out, int *immutable, struct pps_
         rc = pps_err_set(err, PPS_EFORMAT, "%s: not a ppscope trace (an empty file)", path);
         goto out;
     }
+    if ((rc = check_readable(path, err)))
+        goto out;
     open_finished(path, &db);
     if (db) {
         if (immutable)
@@ -338,13 +378,20 @@ int pps__trace_open(const char *path, sqlite3 **out, int *immutable, struct pps_
                          (long long)version);
         goto out;
     }
-    if ((rc = check_tables(db, path, err)) || (rc = check_length(db, path, &st, err)))
+    if ((rc = check_tables(db, path, err)) || (rc = check_length(db, path, err)))
         goto out;
     *out = db;
     db = NULL;
 out:
     sqlite3_close(db);
     return rc;
+}
+
+/* Whether name starts "rank-<digits>.db". */
+static int rank_from_name_prefix(const char *name)
+{
+    size_t digits = strncmp(name, "rank-", 5) ? 0 : strspn(name + 5, "0123456789");
+    return digits > 0 && !strncmp(name + 5 + digits, ".db", 3);
 }
 
 static int rank_from_name(const char *name)
@@ -360,6 +407,15 @@ static int rank_from_name(const char *name)
     if (digits == 0 || strcmp(p, ".db") != 0)
         return -1;
     return (int)rank;
+}
+
+/* Whether name is a shard that a writer is creating (".rank-00000.db.<pid>-<n>.new", writer.c),
+ * which appears as rank-N.db once it holds its schema and first meta. */
+static int is_creation_name(const char *name)
+{
+    size_t n = strlen(name);
+    return name[0] == '.' && rank_from_name_prefix(name + 1) && n > 4 &&
+           !strcmp(name + n - 4, ".new");
 }
 
 struct shard_entry {
@@ -395,23 +451,23 @@ int pps__shards_list(const char *dir, struct pps__shards *shards, struct pps_err
     size_t n = 0, cap = 0;
     DIR *d = NULL;
     struct dirent *de;
-    int rc = 0;
+    int rc = 0, creating = 0;
 
     memset(shards, 0, sizeof(*shards));
     if (!(d = opendir(dir))) {
-        if (errno == ENOENT)
-            rc = pps_err_set(err, PPS_ENOENT, "%s: no such file or directory", dir);
-        else if (errno == ENOTDIR)
+        if (errno == ENOTDIR)
             rc = pps_err_set(err, PPS_EINVAL, "%s: not a directory", dir);
         else
-            rc = pps_err_set(err, PPS_EIO, "%s: %s", dir, strerror(errno));
+            rc = path_fail(dir, errno, err);
         goto out;
     }
     errno = 0;
     while ((de = readdir(d))) {
         int rank = rank_from_name(de->d_name);
-        if (rank < 0)
+        if (rank < 0) {
+            creating |= is_creation_name(de->d_name);
             continue;
+        }
         if (n == cap) {
             size_t ncap = cap ? 2 * cap : 16;
             struct shard_entry *grown = realloc(found, ncap * sizeof(*found));
@@ -431,6 +487,10 @@ int pps__shards_list(const char *dir, struct pps__shards *shards, struct pps_err
     }
     if (errno) {
         rc = pps_err_set(err, PPS_EIO, "%s: %s", dir, strerror(errno));
+        goto out;
+    }
+    if (n == 0 && creating) {
+        rc = pps_err_set(err, PPS_ENOENT, "%s: its shards are being created (not ready yet)", dir);
         goto out;
     }
     if (n == 0) {
@@ -473,7 +533,5 @@ int pps__stat(const char *path, struct stat *st, struct pps_err *err)
 {
     if (stat(path, st) == 0)
         return 0;
-    if (errno == ENOENT || errno == ENOTDIR)
-        return pps_err_set(err, PPS_ENOENT, "%s: no such file or directory", path);
-    return pps_err_set(err, PPS_EIO, "%s: %s", path, strerror(errno));
+    return path_fail(path, errno, err);
 }

@@ -7,9 +7,12 @@
  * Everything here reads the run's metadata only (sorted by rank, then key), so the loader, the
  * follower and merge share one check however they read the rows.
  */
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "storage_int.h"
 
@@ -45,12 +48,23 @@ struct ident {
 /* The identity of the rank whose meta rows start at meta[*i]; *i moves past them. */
 static void ident_read(const struct pps_run *run, size_t *i, struct ident *id)
 {
+    const char *complete = NULL;
+
     memset(id, 0, sizeof(*id));
     id->rank = run->meta[*i].rank;
-    for (; *i < run->n_meta && run->meta[*i].rank == id->rank; (*i)++)
+    for (; *i < run->n_meta && run->meta[*i].rank == id->rank; (*i)++) {
+        if (!strcmp(run->meta[*i].key, "complete"))
+            complete = run->meta[*i].value;
         for (size_t k = 0; k < N_IDENT; k++)
             if (!strcmp(run->meta[*i].key, ident_keys[k]))
                 id->v[k] = run->meta[*i].value;
+    }
+    /* The tracer says "tracer" when it opens a shard; the program that opened the tracer says
+     * what the run is a moment later ("ppscope" and its run id). A live rank caught in between
+     * has not written its run's metadata yet: it is not another run. */
+    if (id->v[ID_SOURCE] && !strcmp(id->v[ID_SOURCE], "tracer") && !id->v[ID_RUN_ID] && complete &&
+        !strcmp(complete, "0"))
+        id->v[ID_SOURCE] = NULL;
 }
 
 /* The first key both have and on which they differ, or -1. */
@@ -177,4 +191,52 @@ int pps_run_missing_text(const struct pps_run *run, char *buf, size_t len)
     if (n > SHOWN && used < len)
         snprintf(buf + used, len - used, ", ... (%d in all)", n);
     return n;
+}
+
+/* ---- writers ------------------------------------------------------------------------------ */
+
+/* Whether the process that wrote a rank (meta writer_pid, on meta host) is known to be gone:
+ * on this host, and no process has its id. */
+static int writer_gone(const char *host, const char *pid_text)
+{
+    char here[256];
+    int64_t pid;
+
+    if (!host || !pid_text || pps__parse_i64(pid_text, &pid) != 0 || pid < 1 || pid > INT32_MAX)
+        return 0;
+    if (gethostname(here, sizeof(here)) != 0)
+        return 0;
+    here[sizeof(here) - 1] = '\0';
+    if (strcmp(here, host) != 0)
+        return 0;
+    /* EPERM: a process of another user has the id, perhaps the writer itself. */
+    return kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+}
+
+int pps_run_writers_gone(const struct pps_run *run)
+{
+    int incomplete = 0;
+
+    if (!run || run->complete)
+        return 0;
+    for (size_t i = 0; i < run->n_meta;) {
+        const char *complete = NULL, *host = NULL, *pid = NULL;
+        int rank = run->meta[i].rank;
+
+        for (; i < run->n_meta && run->meta[i].rank == rank; i++) {
+            const struct pps_meta_entry *e = &run->meta[i];
+            if (!strcmp(e->key, "complete"))
+                complete = e->value;
+            else if (!strcmp(e->key, "host"))
+                host = e->value;
+            else if (!strcmp(e->key, "writer_pid"))
+                pid = e->value;
+        }
+        if (complete && !strcmp(complete, "1"))
+            continue;
+        if (!writer_gone(host, pid))
+            return 0;
+        incomplete = 1;
+    }
+    return incomplete;
 }

@@ -13,15 +13,134 @@
 
 #include "storage_int.h"
 
-static const char copy_sql[] =
-    "INSERT INTO main.meta (rank, key, value) SELECT rank, key, value FROM src.meta;"
-    "INSERT INTO main.names (rank, id, name) SELECT rank, id, name FROM src.names;"
-    "INSERT INTO main.spans (kind, stage, chunk, mb, iter, start_ns, end_ns, peer, bytes, name_id,"
-    "  clock, corr, rank)"
-    " SELECT kind, stage, chunk, mb, iter, start_ns, end_ns, peer, bytes, name_id, clock, corr,"
-    "  rank FROM src.spans;"
-    "INSERT INTO main.metrics (rank, iter, stage, loss, grad_norm, act_bytes, pending_w, dropped)"
-    " SELECT rank, iter, stage, loss, grad_norm, act_bytes, pending_w, dropped FROM src.metrics;";
+/* What the merge copies, table by table, so that a refusal can name the table. key is the column
+ * that, with rank, is the table's primary key (NULL: spans and metrics have none). */
+static const struct copy {
+    const char *table, *key, *sql;
+} copies[] = {
+    {"meta", "key",
+     "INSERT INTO main.meta (rank, key, value) SELECT rank, key, value FROM src.meta"},
+    {"names", "id", "INSERT INTO main.names (rank, id, name) SELECT rank, id, name FROM src.names"},
+    {"spans", NULL,
+     "INSERT INTO main.spans (kind, stage, chunk, mb, iter, start_ns, end_ns, peer, bytes,"
+     " name_id, clock, corr, rank)"
+     " SELECT kind, stage, chunk, mb, iter, start_ns, end_ns, peer, bytes, name_id, clock, corr,"
+     " rank FROM src.spans"},
+    {"metrics", NULL,
+     "INSERT INTO main.metrics (rank, iter, stage, loss, grad_norm, act_bytes, pending_w, dropped)"
+     " SELECT rank, iter, stage, loss, grad_norm, act_bytes, pending_w, dropped FROM src.metrics"},
+};
+
+/* SQLite's names of its extended constraint codes, as its documentation spells them. */
+/* clang-format off */
+#define CODE(c) {c, #c}
+static const struct {
+    int code;
+    const char *name;
+} constraint_codes[] = {
+    CODE(SQLITE_CONSTRAINT_NOTNULL), CODE(SQLITE_CONSTRAINT_PRIMARYKEY),
+    CODE(SQLITE_CONSTRAINT_UNIQUE), CODE(SQLITE_CONSTRAINT_CHECK),
+    CODE(SQLITE_CONSTRAINT_FOREIGNKEY), CODE(SQLITE_CONSTRAINT_TRIGGER),
+    CODE(SQLITE_CONSTRAINT_ROWID),
+#ifdef SQLITE_CONSTRAINT_DATATYPE
+    CODE(SQLITE_CONSTRAINT_DATATYPE),
+#endif
+};
+#undef CODE
+/* clang-format on */
+
+static const char *constraint_name(int rc)
+{
+    for (size_t i = 0; i < sizeof(constraint_codes) / sizeof(constraint_codes[0]); i++)
+        if (constraint_codes[i].code == rc)
+            return constraint_codes[i].name;
+    return "SQLITE_CONSTRAINT";
+}
+
+/*
+ * The first key of c->table that is twice in the shard (where = 0) or is in the shard and in
+ * the rows merged before it, another shard's (where = 1): 1 and its rank and key, 0 when there
+ * is none, or an SQLite error.
+ */
+static int find_duplicate(sqlite3 *db, const struct copy *c, int where, int64_t *rank, char *key,
+                          size_t key_size)
+{
+    sqlite3_stmt *st = NULL;
+    char sql[256];
+    int rc;
+
+    if (where == 0)
+        snprintf(sql, sizeof(sql),
+                 "SELECT rank, %s FROM src.%s GROUP BY rank, %s HAVING count(*) > 1 LIMIT 1",
+                 c->key, c->table, c->key);
+    else
+        snprintf(sql, sizeof(sql),
+                 "SELECT s.rank, s.%s FROM src.%s s JOIN main.%s m"
+                 " ON m.rank = s.rank AND m.%s = s.%s LIMIT 1",
+                 c->key, c->table, c->table, c->key, c->key);
+    rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+    if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const unsigned char *k = sqlite3_column_text(st, 1);
+        *rank = sqlite3_column_int64(st, 0);
+        snprintf(key, key_size, "%s", k ? (const char *)k : "NULL");
+        rc = 1;
+    } else if (rc == SQLITE_DONE) {
+        rc = 0;
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/*
+ * A constraint of the merged file that a shard's rows break, said as it is: a key twice in the
+ * shard, a key another shard holds too, or SQLite's own reason with its extended code (a NULL
+ * in a NOT NULL column: a shard whose tables were made without the constraints). The reader
+ * may take such a shard, as it reads each shard's rows by themselves; one file cannot hold them.
+ */
+static int constraint_fail(sqlite3 *db, int rc, const struct copy *c, const char *shard,
+                           struct pps_err *err)
+{
+    char why[256], key[128] = "";
+    int64_t rank = 0;
+    int found = -1; /* where find_duplicate() found the key */
+
+    /* sqlite3_errmsg() is the failed INSERT's until the next statement: keep it first. */
+    snprintf(why, sizeof(why), "%s: %s", constraint_name(rc), sqlite3_errmsg(db));
+    for (int where = 0; c->key && rc == SQLITE_CONSTRAINT_PRIMARYKEY && where < 2; where++)
+        if (find_duplicate(db, c, where, &rank, key, sizeof(key)) == 1) {
+            found = where;
+            break;
+        }
+    if (found == 0)
+        rc = pps_err_set(err, PPS_EFORMAT, "%s: two %s rows of rank %lld have %s '%s' (%s)", shard,
+                         c->table, (long long)rank, c->key, key, why);
+    else if (found == 1)
+        rc = pps_err_set(err, PPS_EFORMAT,
+                         "%s: its %s row of rank %lld with %s '%s' is in another shard of this "
+                         "run too (%s)",
+                         shard, c->table, (long long)rank, c->key, key, why);
+    else
+        rc = pps_err_set(err, PPS_EFORMAT, "%s: its %s rows break the merged file's schema (%s)",
+                         shard, c->table, why);
+    /* The key and SQLite's reason may quote the file's bytes: one printable line. */
+    for (char *p = err ? err->msg : NULL; p && *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            *p = '?';
+    return rc;
+}
+
+/* Copies the shard attached as src into the merged file, table by table. */
+static int copy_rows(sqlite3 *db, const char *shard, struct pps_err *err)
+{
+    for (size_t i = 0; i < sizeof(copies) / sizeof(copies[0]); i++) {
+        int rc = sqlite3_exec(db, copies[i].sql, NULL, NULL, NULL);
+        if ((rc & 0xff) == SQLITE_CONSTRAINT)
+            return constraint_fail(db, rc, &copies[i], shard, err);
+        if (rc != SQLITE_OK)
+            return pps__sql_fail(db, rc, shard, "cannot merge", err);
+    }
+    return 0;
+}
 
 /* Copies one shard into the merged file, in one transaction. */
 static int copy_shard(sqlite3 *db, const char *shard, const char *out_file, struct pps_err *err)
@@ -53,16 +172,8 @@ static int copy_shard(sqlite3 *db, const char *shard, const char *out_file, stru
     if ((rc = pps__exec(db, "BEGIN", out_file, "cannot write", err)))
         goto out;
     in_txn = 1;
-    rc = sqlite3_exec(db, copy_sql, NULL, NULL, NULL);
-    if ((rc & 0xff) == SQLITE_CONSTRAINT) {
-        rc = pps_err_set(err, PPS_EFORMAT, "%s: its rank is in another shard of this run too",
-                         shard);
+    if ((rc = copy_rows(db, shard, err)))
         goto out;
-    }
-    if (rc != SQLITE_OK) {
-        rc = pps__sql_fail(db, rc, shard, "cannot merge", err);
-        goto out;
-    }
     if ((rc = pps__exec(db, "COMMIT", out_file, "cannot write", err)))
         goto out;
     in_txn = 0;
@@ -79,102 +190,10 @@ out:
     return rc;
 }
 
-/* The ranks of one shard's meta rows into claimed: one rank in two shards is refused. */
-static int claim_ranks(sqlite3 *db, const char *shard, struct pps__rank_set *claimed,
-                       struct pps_err *err)
-{
-    sqlite3_stmt *st = NULL;
-    int rc = sqlite3_prepare_v2(db, "SELECT DISTINCT rank FROM meta", -1, &st, NULL);
-
-    if (rc != SQLITE_OK) {
-        rc = pps__sql_fail(db, rc, shard, "cannot read", err);
-        goto out;
-    }
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t rank = sqlite3_column_int64(st, 0);
-        if ((rc = pps__rank_claim(claimed, rank < 0 || rank > INT16_MAX ? -1 : (int)rank, shard,
-                                  err)))
-            goto out;
-    }
-    if (rc != SQLITE_DONE) {
-        rc = pps__sql_fail(db, rc, shard, "cannot read", err);
-        goto out;
-    }
-    rc = 0;
-out:
-    sqlite3_finalize(st);
-    return rc;
-}
-
-/* Appends one shard's meta rows to run->meta (capacity *cap), for the identity check. */
-static int collect_meta(sqlite3 *db, const char *shard, struct pps_run *run, size_t *cap,
-                        struct pps_err *err)
-{
-    sqlite3_stmt *st = NULL;
-    int rc = sqlite3_prepare_v2(db, "SELECT rank, key, value FROM meta", -1, &st, NULL);
-
-    if (rc != SQLITE_OK) {
-        rc = pps__sql_fail(db, rc, shard, "cannot read", err);
-        goto out;
-    }
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t rank = sqlite3_column_int64(st, 0);
-        const char *key = (const char *)sqlite3_column_text(st, 1);
-        const char *value = (const char *)sqlite3_column_text(st, 2);
-        if (!key || !value || rank < 0 || rank > INT16_MAX)
-            continue; /* claim_ranks and the reader say what is wrong with it */
-        if (pps__meta_push(&run->meta, &run->n_meta, cap, (int)rank, key, value)) {
-            rc = pps_err_set(err, PPS_ENOMEM, "%s: out of memory", shard);
-            goto out;
-        }
-    }
-    if (rc != SQLITE_DONE) {
-        rc = pps__sql_fail(db, rc, shard, "cannot read", err);
-        goto out;
-    }
-    rc = 0;
-out:
-    sqlite3_finalize(st);
-    return rc;
-}
-
-/* Every shard opens, is a trace this ppscope reads, holds ranks no other shard holds, and is of
- * the same run as the others (pps__run_identity_check(), as the reader): checked before
- * anything is written. */
-static int check_shards(const char *run_dir, const struct pps__shards *shards, struct pps_err *err)
-{
-    struct pps__rank_set *claimed = calloc(1, sizeof(*claimed));
-    struct pps_run run = {0};
-    size_t meta_cap = 0;
-    int rc = 0;
-
-    if (!claimed)
-        return pps_err_set(err, PPS_ENOMEM, "out of memory");
-    run.path = (char *)run_dir;
-    for (size_t i = 0; i < shards->n && !rc; i++) {
-        sqlite3 *db = NULL;
-        rc = pps__trace_open(shards->paths[i], &db, NULL, err);
-        if (!rc)
-            rc = claim_ranks(db, shards->paths[i], claimed, err);
-        if (!rc)
-            rc = collect_meta(db, shards->paths[i], &run, &meta_cap, err);
-        sqlite3_close(db);
-    }
-    if (!rc) {
-        qsort(run.meta, run.n_meta, sizeof(*run.meta), pps__meta_cmp);
-        rc = pps__run_identity_check(&run, err);
-    }
-    for (size_t i = 0; i < run.n_meta; i++) {
-        free(run.meta[i].key);
-        free(run.meta[i].value);
-    }
-    free(run.meta);
-    free(claimed);
-    return rc;
-}
-
-/* Every row the merge copies is one the reader takes: the reader's checks, by the reader. A
- * merged file that report then refuses would be damage made by ppscope. */
+/* Every row the merge copies is one the reader takes: the reader's checks, by the reader (the
+ * shards open, are traces this ppscope reads, hold ranks no other shard holds, and are of one
+ * run: pps__run_identity_check()). A merged file that report then refuses would be damage made
+ * by ppscope. */
 static int check_rows(const char *run_dir, struct pps_err *err)
 {
     struct pps_run *run = NULL;
@@ -206,9 +225,7 @@ int pps_run_merge(const char *run_dir, const char *out_file, struct pps_err *err
                          run_dir);
         goto out;
     }
-    /* The reader's checks first: its reasons are exact where a count of ranks is not. */
-    if ((rc = pps__shards_list(run_dir, &shards, err)) || (rc = check_rows(run_dir, err)) ||
-        (rc = check_shards(run_dir, &shards, err)))
+    if ((rc = pps__shards_list(run_dir, &shards, err)) || (rc = check_rows(run_dir, err)))
         goto out;
 
     fd = open(out_file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);

@@ -442,8 +442,10 @@ int pps__span_row(sqlite3_stmt *st, const char *path, int stage_max, struct pps_
         if ((rc = pps__col_int(st, c, span_cols[c].lo, c == 1 ? stage_max : span_cols[c].hi, path,
                                where, span_cols[c].name, &v[c], err)))
             return rc;
-    /* Both within +-PPS__TIME_LIMIT: start - end cannot overflow. */
-    if (v[5] - v[6] > PPS__TIME_LIMIT)
+    /* Both within +-PPS__TIME_LIMIT: start - end cannot overflow. No writer ends a span before
+     * it starts (the tracer reads a monotonic clock; the importers refuse such events): one that
+     * does would be a negative duration in every figure. */
+    if (v[6] < v[5])
         return pps_err_set(err, PPS_EFORMAT,
                            "%s: truncated or corrupted (%s: ends %lld ns before it starts)", path,
                            where, (long long)(v[5] - v[6]));
@@ -469,13 +471,38 @@ static const struct {
     int64_t max;
 } meta_counts[3] = {{"p", (int64_t)INT16_MAX + 1}, {"m", PPS__MAX_M}, {"v", INT16_MAX}};
 
+/* A shard's meta table keys (rank, key): a file whose table does not (not ppscope's schema, or
+ * damaged) could say two things at once, and merge could not copy it. */
+static int meta_unique(const struct pps_meta_entry *meta, size_t n, const char *path,
+                       struct pps_err *err)
+{
+    struct pps_meta_entry *sorted;
+    int rc = 0;
+
+    if (n < 2)
+        return 0;
+    if (!(sorted = malloc(n * sizeof(*sorted))))
+        return pps_err_set(err, PPS_ENOMEM, "%s: out of memory", path);
+    memcpy(sorted, meta, n * sizeof(*sorted));
+    qsort(sorted, n, sizeof(*sorted), pps__meta_cmp);
+    for (size_t i = 1; i < n && !rc; i++)
+        if (pps__meta_cmp(&sorted[i - 1], &sorted[i]) == 0)
+            rc = pps_err_set(err, PPS_EFORMAT,
+                             "%s: truncated or corrupted (meta key '%s' of rank %d is there twice)",
+                             path, sorted[i].key, sorted[i].rank);
+    free(sorted);
+    return rc;
+}
+
 int pps__file_meta_check(const struct pps_meta_entry *meta, size_t n, const char *path,
                          int *stage_max, struct pps_err *err)
 {
-    int p_rank = -1;
+    int p_rank = -1, rc;
     int64_t v;
 
     *stage_max = INT16_MAX;
+    if ((rc = meta_unique(meta, n, path, err)))
+        return rc;
     for (size_t i = 0; i < n; i++)
         for (int k = 0; k < 3; k++) {
             if (strcmp(meta[i].key, meta_counts[k].key) != 0)
@@ -720,8 +747,8 @@ static int load_file(struct loader *ld, const char *path, size_t *n_ranks, int *
     in_txn = 1;
     meta_from = ld->run->n_meta;
     if ((rc = pps__kinds_check(db, path, err)) || (rc = load_meta(ld, db, err)) ||
-        (rc = pps__file_meta_check(ld->run->meta + meta_from, ld->run->n_meta - meta_from, path,
-                                   &stage_max, err)))
+        (rc = pps__file_meta_check(ld->run->meta ? ld->run->meta + meta_from : NULL,
+                                   ld->run->n_meta - meta_from, path, &stage_max, err)))
         goto out;
     /* A finished shard is checked whole by SQLite too, beside the load (shard_check.h). */
     if (all_complete(ld)) {

@@ -207,6 +207,11 @@ int pps_run_missing_ranks(const struct pps_run *run, int *ranks, int max);
 /* The missing ranks as text, "1, 2" (the first 8, then ", ... (N in all)"), into buf; returns
  * how many are missing (0: buf is ""). */
 int pps_run_missing_text(const struct pps_run *run, char *buf, size_t len);
+/* 1 when the run is incomplete and no rank that has not closed its shard has a writer left: each
+ * says (meta host, writer_pid) it was written on this host by a process that no longer exists
+ * (a killed run). 0 when one may still be written, or a rank cannot tell (another host, a shard
+ * of an older ppscope): the view's header says [NO WRITER] instead of [LIVE] for the first. */
+int pps_run_writers_gone(const struct pps_run *run);
 
 /*
  * Merges a run directory into one file (which must not exist: PPS_EINVAL) in rollback-journal

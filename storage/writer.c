@@ -1,7 +1,8 @@
 /*
- * writer.c - one rank's shard: created once (never overwritten), WAL mode so a viewer reads while
- * the rank writes, spans and metrics appended in one transaction per batch through statements
- * prepared once, names interned in memory so a repeated name costs a hash lookup.
+ * writer.c - one rank's shard: created once (never overwritten) under a hidden name and put in
+ * place with its schema and first meta, WAL mode so a viewer reads while the rank writes, spans
+ * and metrics appended in one transaction per batch through statements prepared once, names
+ * interned in memory so a repeated name costs a hash lookup.
  *
  * The tracer's flusher calls this with millions of spans a second: the batch loop binds integers
  * into a reused statement and allocates nothing.
@@ -10,6 +11,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,6 +161,7 @@ static int initial_meta(struct pps_store_writer *w, struct pps_err *err)
     if ((rc = pps_store_writer_meta_int(w, "rank", w->rank, err)) ||
         (rc = pps_store_writer_meta_int(w, "complete", 0, err)) ||
         (rc = pps_store_writer_meta_int(w, "created_unix", (int64_t)time(NULL), err)) ||
+        (rc = pps_store_writer_meta_int(w, "writer_pid", (int64_t)getpid(), err)) ||
         (rc = pps_store_writer_meta(w, "ppscope_version", PPS_VERSION, err)))
         return rc;
     if (gethostname(host, sizeof(host)) == 0) {
@@ -183,70 +186,35 @@ static int unlink_side_files(const char *path)
     return 0;
 }
 
+static void stmts_free(struct pps_store_writer *w)
+{
+    sqlite3_stmt **all[] = {&w->ins_span, &w->ins_spans, &w->ins_metric, &w->set_meta,
+                            &w->ins_name, &w->begin,     &w->commit};
+
+    /* finalize returns the last step's error, already reported; it cannot fail itself. */
+    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+        sqlite3_finalize(*all[i]);
+        *all[i] = NULL;
+    }
+}
+
 static void writer_free(struct pps_store_writer *w)
 {
-    /* finalize returns the last step's error, already reported; it cannot fail itself. */
-    sqlite3_finalize(w->ins_span);
-    sqlite3_finalize(w->ins_spans);
-    sqlite3_finalize(w->ins_metric);
-    sqlite3_finalize(w->set_meta);
-    sqlite3_finalize(w->ins_name);
-    sqlite3_finalize(w->begin);
-    sqlite3_finalize(w->commit);
+    stmts_free(w);
     pps_strtab_release(&w->names);
     free(w->path);
     free(w);
 }
 
-int pps_store_writer_open(const char *run_dir, int rank, struct pps_store_writer **out,
-                          struct pps_err *err)
+/* Opens w->db on path (the shard, or its creation name) in WAL mode; messages name w->path. */
+static int db_open(struct pps_store_writer *w, const char *path, struct pps_err *err)
 {
-    struct pps_store_writer *w = NULL;
-    const char *mode;
     sqlite3_stmt *st = NULL;
-    char name[32], *uri = NULL;
-    int created = 0, fd, rc;
+    const char *mode;
+    char *uri = pps__file_uri(path, "mode=rw");
+    int rc;
 
-    if (out)
-        *out = NULL;
-    if (!run_dir || !*run_dir || !out) {
-        rc = pps_err_set(err, PPS_EINVAL, "pps_store_writer_open: no run directory");
-        goto out;
-    }
-    if (rank < 0 || rank > INT16_MAX) {
-        rc = pps_err_set(err, PPS_EINVAL, "%s: rank %d is not in 0..%d", run_dir, rank, INT16_MAX);
-        goto out;
-    }
-    if ((rc = pps__make_dirs(run_dir, err)))
-        goto out;
-    snprintf(name, sizeof(name), PPS__SHARD_FMT, rank);
-    if (!(w = calloc(1, sizeof(*w))) || !(w->path = pps__path_join(run_dir, name))) {
-        rc = pps_err_set(err, PPS_ENOMEM, "%s: out of memory", run_dir);
-        goto out;
-    }
-    w->rank = rank;
-
-    /* O_EXCL makes "never overwrite" hold even when two writers race for one rank. */
-    fd = open(w->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd < 0) {
-        if (errno == EEXIST)
-            rc =
-                pps_err_set(err, PPS_EINVAL,
-                            "%s: already exists (ppscope never overwrites a run's shard)", w->path);
-        else
-            rc = pps_err_set(err, PPS_EIO, "%s: cannot create (%s)", w->path, strerror(errno));
-        goto out;
-    }
-    close(fd);
-    created = 1;
-    /* The file is new, so a -wal or -shm beside it is left from a removed shard: SQLite would
-     * replay that log into this one. */
-    if (unlink_side_files(w->path) != 0) {
-        rc = pps_err_set(err, PPS_ENOMEM, "%s: out of memory", w->path);
-        goto out;
-    }
-
-    if (!(uri = pps__file_uri(w->path, "mode=rw"))) {
+    if (!uri) {
         rc = pps_err_set(err, PPS_ENOMEM, "%s: out of memory", w->path);
         goto out;
     }
@@ -276,27 +244,143 @@ int pps_store_writer_open(const char *run_dir, int rank, struct pps_store_writer
     }
     sqlite3_finalize(st); /* a statement still running would keep COMMIT from working */
     st = NULL;
-    if ((rc = pps__exec(w->db, "PRAGMA synchronous = NORMAL", w->path, "cannot open", err)) ||
-        (rc = pps__schema_create(w->db, w->path, err)) || (rc = prepare_all(w, err)) ||
-        (rc = initial_meta(w, err)))
+    rc = pps__exec(w->db, "PRAGMA synchronous = NORMAL", w->path, "cannot open", err);
+out:
+    sqlite3_finalize(st);
+    free(uri);
+    return rc;
+}
+
+/* Closes w->db after its statements; the last connection checkpoints the log and removes it. */
+static int db_close(struct pps_store_writer *w, struct pps_err *err)
+{
+    int rc;
+
+    stmts_free(w);
+    rc = sqlite3_close(w->db);
+    if (rc != SQLITE_OK) {
+        rc = pps__sql_fail(w->db, rc, w->path, "cannot close", err);
+        sqlite3_close_v2(w->db); /* let SQLite release it when it can */
+    }
+    w->db = NULL;
+    return rc;
+}
+
+/*
+ * The name a shard is created under, in its run directory: it starts with a dot and ends with
+ * ".new", so no reader takes it for a shard (rank-N.db, files.c) nor the viewer for a change
+ * (-wal); the process id and a counter keep two writers apart.
+ */
+static char *creation_name(const char *run_dir, int rank)
+{
+    static atomic_uint seq;
+    char name[80];
+
+    snprintf(name, sizeof(name), "." PPS__SHARD_FMT ".%ld-%u.new", rank, (long)getpid(),
+             atomic_fetch_add_explicit(&seq, 1, memory_order_relaxed));
+    return pps__path_join(run_dir, name);
+}
+
+/*
+ * Puts the finished creation file tmp in place as w->path. link(2) fails if the name exists,
+ * which makes "never overwrite" hold even when two writers race for one rank. A file system
+ * without hard links gets rename(2) after a check, which a racing writer could slip between.
+ */
+static int publish(struct pps_store_writer *w, const char *tmp, struct pps_err *err)
+{
+    struct stat st;
+    int rc = link(tmp, w->path) == 0 ? 0 : errno;
+
+    if (rc == EPERM || rc == ENOTSUP || rc == EOPNOTSUPP || rc == EMLINK || rc == ENOSYS)
+        rc = lstat(w->path, &st) == 0 ? EEXIST : rename(tmp, w->path) == 0 ? 0 : errno;
+    if (rc == EEXIST)
+        return pps_err_set(err, PPS_EINVAL,
+                           "%s: already exists (ppscope never overwrites a run's shard)", w->path);
+    if (rc)
+        return pps_err_set(err, PPS_EIO, "%s: cannot create (%s)", w->path, strerror(rc));
+    unlink(tmp); /* gone already after a rename */
+    return 0;
+}
+
+/*
+ * A shard is created under another name (creation_name) and appears as rank-N.db only once it
+ * holds the schema and its first meta: a reader that lists a run at its start never finds an
+ * empty file, a header with no tables yet, or a file shorter than the header its log will give
+ * it. The file is in WAL mode from the start, so the published shard is a WAL one with
+ * complete=0, which readers open as a live one (files.c). The writer then reopens it by its
+ * name: SQLite names the log after the file it opened.
+ */
+int pps_store_writer_open(const char *run_dir, int rank, struct pps_store_writer **out,
+                          struct pps_err *err)
+{
+    struct pps_store_writer *w = NULL;
+    struct stat st;
+    char name[32], *tmp = NULL;
+    int published = 0, rc, fd;
+
+    if (out)
+        *out = NULL;
+    if (!run_dir || !*run_dir || !out) {
+        rc = pps_err_set(err, PPS_EINVAL, "pps_store_writer_open: no run directory");
+        goto out;
+    }
+    if (rank < 0 || rank > INT16_MAX) {
+        rc = pps_err_set(err, PPS_EINVAL, "%s: rank %d is not in 0..%d", run_dir, rank, INT16_MAX);
+        goto out;
+    }
+    if ((rc = pps__make_dirs(run_dir, err)))
+        goto out;
+    snprintf(name, sizeof(name), PPS__SHARD_FMT, rank);
+    if (!(w = calloc(1, sizeof(*w))) || !(w->path = pps__path_join(run_dir, name)) ||
+        !(tmp = creation_name(run_dir, rank))) {
+        rc = pps_err_set(err, PPS_ENOMEM, "%s: out of memory", run_dir);
+        goto out;
+    }
+    w->rank = rank;
+    /* Said before any work; publish() is what makes it hold. */
+    if (lstat(w->path, &st) == 0) {
+        rc = pps_err_set(err, PPS_EINVAL,
+                         "%s: already exists (ppscope never overwrites a run's shard)", w->path);
+        goto out;
+    }
+    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0) {
+        rc = pps_err_set(err, PPS_EIO, "%s: cannot create (%s)", w->path, strerror(errno));
+        free(tmp);
+        tmp = NULL; /* not ours to remove */
+        goto out;
+    }
+    close(fd);
+    /* The files are new, so a -wal or -shm beside either name is left from a removed shard:
+     * SQLite would replay that log into this one. */
+    if (unlink_side_files(tmp) != 0 || unlink_side_files(w->path) != 0) {
+        rc = pps_err_set(err, PPS_ENOMEM, "%s: out of memory", w->path);
+        goto out;
+    }
+    if ((rc = db_open(w, tmp, err)) || (rc = pps__schema_create(w->db, w->path, err)) ||
+        (rc = prepare_all(w, err)) || (rc = initial_meta(w, err)) || (rc = db_close(w, err)) ||
+        (rc = publish(w, tmp, err)))
+        goto out;
+    published = 1;
+    if ((rc = db_open(w, w->path, err)) || (rc = prepare_all(w, err)))
         goto out;
     *out = w;
     w = NULL;
 out:
-    free(uri);
-    sqlite3_finalize(st);
     if (w) {
-        sqlite3 *db = w->db;
-        char *path = w->path;
-        w->path = NULL;
-        writer_free(w);
-        sqlite3_close(db); /* statements are finalized: this closes */
-        if (created) {
-            unlink(path);
-            unlink_side_files(path);
+        stmts_free(w);
+        sqlite3_close(w->db); /* statements are finalized: this closes */
+        if (published) {
+            unlink(w->path);
+            unlink_side_files(w->path);
         }
-        free(path);
+        writer_free(w);
     }
+    if (tmp && !published) {
+        unlink(tmp);
+        unlink_side_files(tmp);
+    }
+    free(tmp);
     return rc;
 }
 
@@ -472,50 +556,50 @@ int pps__store_writer_exec(struct pps_store_writer *w, const char *sql, struct p
 /*
  * A closed shard is written no more: it leaves WAL mode, so that it is one file with nothing
  * beside it, which copies, tars and read-only media take as it is, and readers open it without
- * creating a -wal or -shm (files.c). Leaving WAL needs the shard to itself; while a viewer holds
- * it open that fails at once (no busy wait: the close must not hang on a viewer), and the shard
+ * creating a -wal or -shm (files.c). Leaving WAL needs the shard to itself: while a reader holds
+ * it open that fails, and the close tries again for a while (a report reads a shard in tens of
+ * milliseconds) but not for ever (it must not hang on a viewer that stays open); then the shard
  * stays in WAL with its log checkpointed into it and emptied, which readers take as finished
  * too. Nothing here fails the close: the shard holds all its rows either way.
  */
+#define LEAVE_WAL_TRIES 25 /* 10 ms apart: a quarter of a second at the most */
+
 static void leave_wal(sqlite3 *db)
 {
-    sqlite3_stmt *st = NULL;
-    const char *mode;
+    const struct timespec gap = {0, 10 * 1000 * 1000};
     int left = 0;
 
     sqlite3_busy_timeout(db, 0);
-    if (sqlite3_prepare_v2(db, "PRAGMA journal_mode = DELETE", -1, &st, NULL) == SQLITE_OK &&
-        sqlite3_step(st) == SQLITE_ROW) {
-        mode = (const char *)sqlite3_column_text(st, 0);
-        left = mode && !strcmp(mode, "delete");
+    for (int i = 0; i < LEAVE_WAL_TRIES && !left; i++) {
+        sqlite3_stmt *st = NULL;
+        const char *mode;
+
+        if (i)
+            nanosleep(&gap, NULL);
+        if (sqlite3_prepare_v2(db, "PRAGMA journal_mode = DELETE", -1, &st, NULL) == SQLITE_OK &&
+            sqlite3_step(st) == SQLITE_ROW) {
+            mode = (const char *)sqlite3_column_text(st, 0);
+            left = mode && !strcmp(mode, "delete");
+        }
+        sqlite3_finalize(st);
     }
-    sqlite3_finalize(st);
     if (!left)
         (void)sqlite3_exec(db, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL);
 }
 
 int pps_store_writer_close(struct pps_store_writer *w, int complete, struct pps_err *err)
 {
-    sqlite3 *db;
-    char *path;
     int rc = 0, crc;
 
     if (!w)
         return 0;
     if (complete)
         rc = pps_store_writer_meta(w, "complete", "1", err);
-    db = w->db;
-    path = w->path;
-    w->path = NULL;
-    writer_free(w);
-    leave_wal(db);
+    stmts_free(w);
+    leave_wal(w->db);
     /* The last connection checkpoints what is left of the log into the shard and removes it. */
-    crc = sqlite3_close(db);
-    if (crc != SQLITE_OK) {
-        if (!rc)
-            rc = pps__sql_fail(db, crc, path, "cannot close", err);
-        sqlite3_close_v2(db); /* let SQLite release it when it can */
-    }
-    free(path);
+    crc = db_close(w, rc ? NULL : err);
+    writer_free(w);
+    rc = rc ? rc : crc;
     return rc;
 }

@@ -13,8 +13,16 @@ pps_cli_test(merge_and_bad_input)
 # The bad-input corpus (issue 11), made from a simulated run by sqlite3 statements: every reader
 # refuses every case with one line naming the file and the column.
 pps_cli_test(bad_shards)
+# What is wrong with the files themselves (a symlink loop, a FIFO, no permission, a damaged
+# header) is bad input too: exit 2 and one line from every reader (issue 11, item 9).
+pps_cli_test(bad_paths)
+# Reports of a run that is starting never take a shard being created for a damaged one (item 8).
+pps_cli_test(report_starting_run)
 pps_cli_test(damaged_pages)
 set_tests_properties(merge_and_bad_input PROPERTIES ENVIRONMENT "PPS_MKRUN=$<TARGET_FILE:pps_mkrun>")
+# What merge refuses for the merged file's own constraints, named as it is (issue 11, item 8).
+pps_cli_test(merge_constraints)
+set_tests_properties(merge_constraints PROPERTIES ENVIRONMENT "PPS_MKRUN=$<TARGET_FILE:pps_mkrun>")
 # A run is its own shards, all of them: missing ranks said, two runs in one directory refused
 # (issue 11, item 2); a finished run is its shard files alone, read-only media too (item 10).
 pps_cli_test(run_identity)

@@ -10,6 +10,8 @@ pps_unit_test(test_tui_text pps_tui pps_storage pps_schedule)
 pps_unit_test(test_tui_flags pps_analysis pps_storage pps_schedule)
 
 pps_cli_test(view_cli)
+# A killed run's header says [NO WRITER], not [LIVE] forever (issue 11, item 9).
+pps_cli_test(view_no_writer)
 
 foreach(_t view_tmux view_tmux_live)
   add_test(NAME ${_t} COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/${_t}.sh $<TARGET_FILE:ppscope>)

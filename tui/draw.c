@@ -252,18 +252,24 @@ static void draw_header(struct pps_tui *ui, struct pps_tui_frame *f)
     struct pps_tui_rect r = ui->layout.header;
     char tags[192] = "", text[1024], pa[256], pb[256], p[16], m_[16], bub[16];
     char ranks[96], missing[128] = "";
-    int live = 0, x, tw, room, n_missing = 0;
+    int live = 0, gone = 1, x, tw, room, n_missing = 0;
+    const char *live_tag;
 
     for (int m = 0; m < ui->n_models; m++) {
-        live |= !ui->models[m].run->complete;
+        /* A run that lost its writers (killed) will not grow: it is not live, and says so. */
+        if (!ui->models[m].run->complete) {
+            live = 1;
+            gone &= pps_run_writers_gone(ui->models[m].run);
+        }
         /* A run without some ranks' shards says which, as the report's status does. */
         if (!n_missing &&
             (n_missing = pps_run_missing_text(ui->models[m].run, ranks, sizeof(ranks))))
             snprintf(missing, sizeof(missing), " [MISSING RANK%s %s]", n_missing == 1 ? "" : "S",
                      ranks);
     }
-    snprintf(tags, sizeof(tags), "%s%s%s%s", missing, live ? " [LIVE]" : "",
-             ui->follow ? " [FOLLOW]" : "", ui->paused ? " [PAUSED]" : "");
+    live_tag = !live ? "" : gone ? " [NO WRITER]" : " [LIVE]";
+    snprintf(tags, sizeof(tags), "%s%s%s%s", missing, live_tag, ui->follow ? " [FOLLOW]" : "",
+             ui->paused ? " [PAUSED]" : "");
     tw = (int)strlen(tags);
     for (int i = 0; i < r.w; i++)
         pps_tui_frame_put(f, i, r.y, ' ', PPS_TUI_C_TITLE, PPS_TUI_A_REVERSE);
@@ -316,7 +322,8 @@ static void draw_header(struct pps_tui *ui, struct pps_tui_frame *f)
         x += pps_tui_frame_text(f, x, r.y, -1, missing, PPS_TUI_C_WARN,
                                 PPS_TUI_A_REVERSE | PPS_TUI_A_BOLD);
     if (live)
-        x += pps_tui_frame_text(f, x, r.y, -1, " [LIVE]", PPS_TUI_C_GOOD, PPS_TUI_A_REVERSE);
+        x += pps_tui_frame_text(f, x, r.y, -1, live_tag, gone ? PPS_TUI_C_WARN : PPS_TUI_C_GOOD,
+                                PPS_TUI_A_REVERSE);
     if (ui->follow)
         x += pps_tui_frame_text(f, x, r.y, -1, " [FOLLOW]", PPS_TUI_C_TITLE, PPS_TUI_A_REVERSE);
     if (ui->paused) {

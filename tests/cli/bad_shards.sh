@@ -28,6 +28,8 @@ for cmd in "report" "report --json" "view --once"; do
     grep -q 'runtime error\|Sanitizer' "$T/err" && fail "ppscope $cmd: $(head -c 600 "$T/err")"
 done
 expect_exit 0 merge -q "$T/good" -o "$T/good.merged.db"
+# What merge writes, report reads (merge checks what it copies as the reader does).
+expect_exit 0 report "$T/good.merged.db"
 
 # check NAME TEXT RUN: every reader refuses RUN with one line that names the file and has TEXT.
 check() {
@@ -145,7 +147,8 @@ case_ok() {
     done
     run_pps report "$T/$1"
     grep -qF -- "$2" "$T/out" || fail "$1: the report lacks '$2': $(cat "$T/out")"
-    expect_exit 0 merge -q "$T/$1" -o "$T/$1.merged.db"
+    expect_exit 0 merge -q "$T/$1" -o "$T/$1.merged.db" &&
+        expect_exit 0 report "$T/$1.merged.db"
 }
 case_ok dropped-sum "dropped   9223372036854775807 spans" \
     "INSERT INTO metrics VALUES (0, 0, -1, NULL, NULL, -1, -1, 9223372036854775806);

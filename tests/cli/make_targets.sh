@@ -151,7 +151,8 @@ grep -q '^cmake .*-DPPS_WERROR=ON' "$log" && fail "make demo configured with -DP
 grep -q '^ppscope run ' "$log" && ok || fail "make demo ran no ppscope run: $(cat "$log")"
 
 # .ci/run, in a scratch copy of what it runs (it builds next to itself): make check, then a gcc
-# Release build and a clang build, each in its own directory with warnings as errors.
+# Release build and a clang build, each in its own directory with warnings as errors, and the
+# bad-input corpus in an ASan + UBSan build.
 mkdir "$T/ci"
 cp -R "$src/.ci" "$src/Makefile" "$src/scripts" "$T/ci/"
 : >"$log"
@@ -169,6 +170,9 @@ grep -q '^CC=gcc cmake .*-B build-ci-release .*-DCMAKE_BUILD_TYPE=Release .*-DPP
 grep -q '^CC=clang cmake .*-B build-ci-clang .*-DPPS_WERROR=ON' "$log" &&
     grep -q '^cmake --build build-ci-clang' "$log" && ok ||
     fail ".ci/run: no clang build with -DPPS_WERROR=ON: $(cat "$log")"
+grep -q '^CC=gcc cmake .*-B build-ci-asan .*-DPPS_SANITIZE=ON' "$log" &&
+    grep -q '^ctest --test-dir build-ci-asan .*-L corpus' "$log" && ok ||
+    fail ".ci/run: the corpus is not run under ASan and UBSan: $(cat "$log")"
 
 # One real configure, of a Release build: the summary shows, CMake's progress lines do not, and
 # CMake's Release is -O3 (what .ci/run checks).

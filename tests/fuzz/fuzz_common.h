@@ -38,8 +38,10 @@
 #error "define FUZZ_NAME and FUZZ_INPUT before including fuzz_common.h"
 #endif
 
-/* The program's name, for its messages. */
+/* The program's name, for its messages (a target that is no importer names itself). */
+#ifndef FUZZ_PROG
 #define FUZZ_PROG "fuzz_import_" FUZZ_NAME
+#endif
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
