@@ -280,6 +280,7 @@ out:
 static int read_names(struct pps_run_follow *f, struct follow_file *ff, struct pps_err *err)
 {
     sqlite3_stmt *st = NULL;
+    int64_t prev = -1; /* the previous row's (rank, id), as the loader checks it */
     int rc;
 
     if ((rc = pps__prepare(ff->db, "SELECT rank, id, name FROM names ORDER BY rank, id", ff->path,
@@ -294,6 +295,13 @@ static int read_names(struct pps_run_follow *f, struct follow_file *ff, struct p
 
         if ((rc = pps__name_row(st, ff->path, &rank, &id, &name, err)))
             goto out;
+        if (prev == ((int64_t)rank << 32 | (uint32_t)id)) {
+            rc = pps_err_set(err, PPS_EFORMAT,
+                             "%s: truncated or corrupted (name id %d of rank %d is there twice)",
+                             ff->path, (int)id, rank);
+            goto out;
+        }
+        prev = (int64_t)rank << 32 | (uint32_t)id;
         at = pps__name_ref_pos(ff->refs, ff->n_refs, rank, id);
         if (at < ff->n_refs && ff->refs[at].rank == rank && ff->refs[at].id == id)
             continue;

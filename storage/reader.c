@@ -307,6 +307,14 @@ static int load_names(struct loader *ld, sqlite3 *db, struct pps_err *err)
 
         if ((rc = pps__name_row(st, ld->path, &rank, &id, &name, err)))
             goto out;
+        /* In (rank, id) order: a key said twice (a table without its primary key) is adjacent. */
+        if (ld->n_refs && ld->refs[ld->n_refs - 1].rank == rank &&
+            ld->refs[ld->n_refs - 1].id == id) {
+            rc = pps_err_set(err, PPS_EFORMAT,
+                             "%s: truncated or corrupted (name id %d of rank %d is there twice)",
+                             ld->path, (int)id, rank);
+            goto out;
+        }
         if (run->n_names >= INT32_MAX) {
             rc = pps_err_set(err, PPS_EFORMAT, "%s: too many names", ld->path);
             goto out;

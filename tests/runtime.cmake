@@ -22,7 +22,7 @@
 #   run_faults                a full disk (a 2 MiB tmpfs, else the injected one), SIGTERM and
 #                             SIGKILL of a threads run: the exit, the one line, the spans kept
 #                             and lost and the missing iterations, each exactly
-#   run_faults_mpi            the full disk under mpirun -np 2 (label mpi)
+#   run_faults_mpi            the full disk under mpirun -np 2, and a rank killed (label mpi)
 pps_unit_test(test_executor pps_runtime pps_storage)
 pps_unit_test(test_executor_emu pps_runtime pps_analysis pps_storage)
 pps_unit_test(test_executor_collective pps_runtime Threads::Threads)

@@ -9,7 +9,8 @@
 #              a shard's last one whole, the rest named missing
 #   SIGKILL    nothing is closed: what the flusher committed stays readable, each shard's
 #              iterations before its last one whole, the report names the rest missing
-# With "mpi": the full disk under mpirun -np 2 (every rank exits 1, one line, no summary).
+# With "mpi": the full disk under mpirun -np 2 (every rank exits 1, one line, no summary), and a
+# rank killed mid-run (mpirun ends the job, non-zero; the report names the missing iterations).
 # Needs sqlite3 to count what the shards hold (exits 77 without).
 # Usage: run_faults.sh PATH/TO/ppscope [mpi HAVE_MPI MPIEXEC]
 set -u
@@ -155,6 +156,35 @@ if [ "$MODE" = mpi ]; then
     esac
     grep -q "^schedule" "$T/out" && fail "mpi: the normal summary was printed"
     check_missing "$MNT/mpi" 100
+
+    # A killed rank: mpirun notices and ends the job (not a hang), and what every rank committed
+    # is read, the run incomplete and its missing iterations named.
+    "$MPIEXEC" $LAUNCH -np 2 "$PPS" run --transport mpi -p 2 -m 8 --iters 100000 --backend emu \
+        --emu-tf 0.1 --emu-tb 0.1 --emu-tw 0.1 --out "$T/mpikill" >"$T/out" 2>"$T/err" &
+    mpid=$!
+    i=0
+    while [ $i -lt 300 ]; do
+        got=$(q "$T/mpikill/rank-00001.db" "select max(iter) from spans" 2>/dev/null)
+        [ -n "$got" ] && [ "$got" -ge 3 ] && break
+        sleep 0.1
+        i=$((i + 1))
+    done
+    victim=$(pgrep -f -- "--out $T/mpikill" | grep -v "^$mpid\$" | tail -n 1)
+    if [ -n "$victim" ] && [ $i -lt 300 ]; then
+        kill -KILL "$victim"
+        # mpirun ends the job by itself; the watchdog only stops a hang (and says so).
+        (sleep 60 && kill -KILL $mpid 2>/dev/null && echo hang >"$T/hang") &
+        dog=$!
+        wait $mpid
+        rc=$?
+        kill $dog 2>/dev/null
+        [ ! -e "$T/hang" ] || fail "killed rank: mpirun did not end the job in 60 s"
+        [ $rc -ne 0 ] || fail "killed rank: mpirun exit 0"
+        check_missing "$T/mpikill" 100000
+    else
+        kill -KILL $mpid 2>/dev/null
+        fail "killed rank: the run did not reach iteration 3 in 30 s"
+    fi
     cli_finish
 fi
 
