@@ -84,6 +84,14 @@ static int count_kind(const struct diag *d, int kind)
     return n;
 }
 
+/* Whether a clean run's only flags are the bubble's, on a run whose own op times varied (the
+ * emu's sleeps overshoot when the shared machine is busy): what a second run may clear. */
+static int noisy_bubble_only(const struct diag *d)
+{
+    return d->flags.n > 0 && count_kind(d, PPS_FLAG_BUBBLE_ABOVE) == (int)d->flags.n &&
+           !isnan(d->rep->op_cv) && d->rep->op_cv >= PPS_OP_CV_NOTE;
+}
+
 static void test_clean_runs_have_no_flag_and_match_the_prediction(void)
 {
     for (int k = 0; k < PPS_SCHED_KIND_COUNT; k++) {
@@ -94,6 +102,14 @@ static void test_clean_runs_have_no_flag_and_match_the_prediction(void)
 
         emu_config(&c, k);
         diagnose(&c, &d);
+        /* One more try where the machine, not ppscope, made the run noisy (and the report said
+         * so); the second run is held to everything below. */
+        if (noisy_bubble_only(&d)) {
+            fprintf(stderr, "  %-12s op times varied %.0f%% on a busy machine: once more\n",
+                    pps_sched_kind_name(k), 100 * d.rep->op_cv);
+            release(&d);
+            diagnose(&c, &d);
+        }
         v = pps_report_verdict(d.rep, why, sizeof(why));
         fprintf(stderr, "  %-12s measured %5.1f%%  predicted %5.1f%%  %s\n", pps_sched_kind_name(k),
                 100 * d.rep->judged_measured, 100 * d.rep->judged_predicted, why);
