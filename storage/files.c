@@ -342,8 +342,18 @@ int pps__trace_open(const char *path, sqlite3 **out, int *immutable, struct pps_
      * immutable. With a log, its pages would go unread: say so instead.
      */
     if ((rc & 0xff) == SQLITE_READONLY || (rc & 0xff) == SQLITE_CANTOPEN) {
+        /* A hot journal: a write was cut short, and the file holds half of it until SQLite rolls
+         * it back, which takes write access. Read as it is, the half would become figures. */
+        if (side_exists(path, "-journal")) {
+            rc = pps_err_set(err, PPS_EINVAL,
+                             "%s: a write to it was cut short (%s-journal holds what it "
+                             "overwrote); open it once with write access (sqlite3 %s 'pragma "
+                             "quick_check') to roll it back, then read it",
+                             path, path, path);
+            goto out;
+        }
         if (wal_size(path) > 0) {
-            rc = pps_err_set(err, PPS_EIO,
+            rc = pps_err_set(err, PPS_EINVAL,
                              "%s: cannot read its write-ahead log (%s-wal) without write access "
                              "to the directory; copy the run somewhere writable",
                              path, path);

@@ -477,7 +477,8 @@ int pps__span_row(sqlite3_stmt *st, const char *path, int stage_max, struct pps_
 static const struct {
     const char *key;
     int64_t max;
-} meta_counts[3] = {{"p", (int64_t)INT16_MAX + 1}, {"m", PPS__MAX_M}, {"v", INT16_MAX}};
+} meta_counts[4] = {
+    {"p", (int64_t)INT16_MAX + 1}, {"m", PPS__MAX_M}, {"v", INT16_MAX}, {"iters", INT32_MAX}};
 
 /* A shard's meta table keys (rank, key): a file whose table does not (not ppscope's schema, or
  * damaged) could say two things at once, and merge could not copy it. */
@@ -512,7 +513,7 @@ int pps__file_meta_check(const struct pps_meta_entry *meta, size_t n, const char
     if ((rc = meta_unique(meta, n, path, err)))
         return rc;
     for (size_t i = 0; i < n; i++)
-        for (int k = 0; k < 3; k++) {
+        for (int k = 0; k < 4; k++) {
             if (strcmp(meta[i].key, meta_counts[k].key) != 0)
                 continue;
             if (pps__parse_i64(meta[i].value, &v) != 0 || v < 1 || v > meta_counts[k].max)

@@ -1,5 +1,5 @@
 /*
- * shard_check.c - PRAGMA quick_check of a finished shard beside its load (shard_check.h).
+ * shard_check.c - PRAGMA integrity_check of a finished shard beside its load (shard_check.h).
  *
  * A damaged page that SQLite can still read (a page copied over another, a cell moved) gives
  * rows the loader's own checks accept: a duplicated page drops and repeats spans without a
@@ -32,8 +32,10 @@ static int check(const char *path, struct pps_err *err)
 
     if ((rc = pps__trace_open(path, &db, NULL, err)))
         return rc;
-    /* The first problem says enough: the check stops there, not after a hundred. */
-    step = sqlite3_prepare_v2(db, "PRAGMA quick_check(1)", -1, &st, NULL);
+    /* integrity_check, not quick_check: it also matches every index entry with its row, which
+     * finds a changed start_ns or stage that no page's structure shows. The first problem says
+     * enough: the check stops there, not after a hundred. */
+    step = sqlite3_prepare_v2(db, "PRAGMA integrity_check(1)", -1, &st, NULL);
     if (step == SQLITE_OK)
         step = sqlite3_step(st);
     if (step == SQLITE_ROW) {

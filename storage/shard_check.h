@@ -1,8 +1,8 @@
 /*
- * shard_check.h - SQLite's own check of a finished shard (PRAGMA quick_check: every page's
- * structure, the order of keys, the indexes' entries against the table) on a connection and a
- * thread of its own, while the loader reads the same shard: on two cores it costs the load
- * nothing, on one it costs about a fifth more (docs/schema.md has the figures).
+ * shard_check.h - SQLite's own check of a finished shard (PRAGMA integrity_check: every page's
+ * structure, the order of keys, and every index entry against its row) on a connection and a
+ * thread of its own, while the loader reads the same shard: on two cores it costs the load little,
+ * on one it costs about half again (docs/schema.md has the figures).
  */
 #ifndef PPS_SHARD_CHECK_H
 #define PPS_SHARD_CHECK_H

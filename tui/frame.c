@@ -217,8 +217,10 @@ void pps_tui_frame_row(const struct pps_tui_frame *f, int y, int ascii, char *bu
         char enc[5];
         int k;
 
-        if (ascii || c < 0x20)
-            c = c < 0x20 ? ' ' : (uint32_t)pps_tui_glyph_ascii(c);
+        if (pps_tui_is_control(c))
+            c = ' ';
+        else if (ascii)
+            c = (uint32_t)pps_tui_glyph_ascii(c);
         k = utf8_put(c, enc);
         if (n + (size_t)k + 1 > len)
             break;

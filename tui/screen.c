@@ -75,8 +75,8 @@ static attr_t attrs_of(const struct pps_tui_cell *c)
 /* Appends c to buf as UTF-8 (or its ASCII stand-in); returns the bytes written. */
 static int put_utf8(uint32_t c, int ascii, char *buf)
 {
-    if (ascii || c < 0x80) {
-        buf[0] = c < 0x20 ? ' ' : pps_tui_glyph_ascii(c);
+    if (ascii || c < 0x80 || pps_tui_is_control(c)) {
+        buf[0] = pps_tui_is_control(c) ? ' ' : pps_tui_glyph_ascii(c);
         return 1;
     }
     if (c < 0x800) {

@@ -157,6 +157,12 @@ void pps_tui_frame_box(struct pps_tui_frame *f, struct pps_tui_rect r, int color
 
 /* The ASCII stand-in of a glyph ('#', '.', '-', ...); c itself when c is ASCII. */
 char pps_tui_glyph_ascii(uint32_t c);
+/* Whether a terminal would act on c rather than draw it: C0, DEL and C1 (U+0080-U+009F, which
+ * UTF-8 terminals take as CSI, OSC, ...). Such a cell is drawn as a space. */
+static inline int pps_tui_is_control(uint32_t c)
+{
+    return c < 0x20 || (c >= 0x7f && c < 0xa0);
+}
 /* Writes the frame as text, one line per row with trailing blanks cut: UTF-8, or with ascii != 0
  * every glyph replaced by its stand-in. Colours and attributes are not written. 0 or PPS_EIO. */
 int pps_tui_frame_write(const struct pps_tui_frame *f, FILE *out, int ascii);

@@ -122,6 +122,12 @@ case_sql stage-32767-of-4 "spans row 1: stage 32767 out of range 0..3" \
     "UPDATE spans SET stage = 32767 WHERE rowid = 1;"
 case_sql m-2-31 "meta m of rank 0 is '2147483647', not a count in 1..1048576" \
     "UPDATE meta SET value = '2147483647' WHERE key = 'm';"
+case_sql iters-text "meta iters of rank 0 is 'abc', not a count in 1..2147483647" \
+    "INSERT INTO meta (rank, key, value) VALUES (0, 'iters', 'abc');"
+case_sql iters-0 "meta iters of rank 0 is '0', not a count in 1..2147483647" \
+    "INSERT INTO meta (rank, key, value) VALUES (0, 'iters', '0');"
+case_sql iters-2-31 "meta iters of rank 0 is '2147483648', not a count in 1..2147483647" \
+    "INSERT INTO meta (rank, key, value) VALUES (0, 'iters', '2147483648');"
 case_sql mb-int32-max "spans row 4: mb 2147483647 out of range" \
     "UPDATE spans SET mb = 2147483647 WHERE rowid = 4;"
 case_sql dropped-negative "metrics row 1: dropped -5 out of range -1.." \

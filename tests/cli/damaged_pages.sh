@@ -3,10 +3,10 @@
 # stored as blobs: a small `ppscope sim --trace` run, then 40 copies of its shard, each with one
 # 4 KiB page written over another (the pairs drawn from a fixed seed). A damaged page SQLite can
 # still read gives rows the loader's own checks accept (a duplicated leaf repeats spans and drops
-# others); SQLite's PRAGMA quick_check finds it. Asserted for every copy that quick_check calls
-# damaged: report, report --json, view --once and merge refuse it (exit 2, one line naming the
+# others); SQLite's PRAGMA integrity_check finds it. Asserted for every copy that
+# integrity_check calls damaged: report, report --json, view --once and merge refuse it (exit 2, one line naming the
 # file); and that SQLite's check is what refused some of them (the loader alone would not have).
-# A copy quick_check calls ok is read or refused, never a crash.
+# A copy integrity_check calls ok is read or refused, never a crash.
 #
 # usage: damaged_pages.sh PPSCOPE   (needs sqlite3 and python3; skipped, exit 77, without them)
 set -u
@@ -43,7 +43,7 @@ PY
 
 damaged=0 by_check=0
 for d in "$T"/d*; do
-    qc=$(sqlite3 "file:$d/rank-00000.db?immutable=1" "pragma quick_check(1)" 2>&1)
+    qc=$(sqlite3 "file:$d/rank-00000.db?immutable=1" "pragma integrity_check(1)" 2>&1)
     for cmd in "report" "report --json" "view --once" "merge"; do
         out=
         [ "$cmd" = merge ] && out="-o $d.merged.db"
@@ -63,6 +63,28 @@ for d in "$T"/d*; do
     done
     [ "$qc" = ok ] || damaged=$((damaged + 1))
 done
+# A write cut short (a hot rollback journal beside the file): the file holds half of it, which
+# read as it is would become figures; every reader says so instead.
+cp -r "$T/good" "$T/hot"
+python3 - "$T/hot/rank-00000.db" <<'PY' || fail "could not make the hot journal"
+import os, sqlite3, sys
+c = sqlite3.connect(sys.argv[1], isolation_level=None)
+c.execute("pragma journal_mode = delete")
+c.execute("pragma cache_size = 1")
+c.execute("begin")
+c.execute("update spans set end_ns = end_ns + 7000000 where kind = 1")
+c.execute("insert into spans select * from spans")
+os._exit(0)  # no rollback, no close: the journal stays hot
+PY
+[ -s "$T/hot/rank-00000.db-journal" ] || fail "no hot journal was left"
+for cmd in "report" "report --json" "view --once" "merge"; do
+    out=
+    [ "$cmd" = merge ] && out="-o $T/hot.merged.db"
+    # shellcheck disable=SC2086 # cmd and out are words
+    expect_exit 2 $cmd "$T/hot" $out && grep -qF "rank-00000.db: a write to it was cut short" "$T/err" ||
+        fail "hot journal: ppscope $cmd: $(cat "$T/err")"
+done
+
 echo "$damaged of 40 copies damaged by SQLite's check; $by_check refused by that check alone"
 [ "$damaged" -ge 20 ] || fail "only $damaged copies damaged: the cases test little"
 [ "$by_check" -ge 5 ] || fail "SQLite's check refused only $by_check: it is not run"

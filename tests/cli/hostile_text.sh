@@ -107,6 +107,16 @@ expect_exit 0 view --once --ascii --size 100x30 "$RUN" && cp "$T/out" "$T/view.t
 check "view --once" "$clean
 clean(T + '/view.txt')
 "
+# C1 controls encoded as UTF-8 (U+009B is CSI to a UTF-8 terminal), drawn in UTF-8, not --ascii.
+C1RUN=$T/c1
+cp -r "$RUN" "$C1RUN"
+sqlite3 "$(ls "$C1RUN"/*.db)" \
+    "UPDATE meta SET value = CAST(X'C29B324AC29D303B54C29CC285' AS TEXT) WHERE key = 'tcomm_ns'"
+expect_exit 0 view --once --size 100x30 "$C1RUN" && cp "$T/out" "$T/view-c1.txt"
+check "view --once, C1 in UTF-8" "$clean
+t = clean(T + '/view-c1.txt')
+assert 'tcomm_ns' in t, 'the view does not quote tcomm_ns: the case tests nothing:\n' + t
+"
 
 # --- merge, and its message about a path with an escape ---
 OUT="$T/m${ESC}[31m.db"
