@@ -425,12 +425,13 @@ static const struct {
 } span_cols[13] = {
     {"kind", 1, PPS_SPAN_KIND_COUNT - 1},
     {"stage", 0, INT16_MAX},
-    {"chunk", INT16_MIN, INT16_MAX},
-    {"mb", INT32_MIN, INT32_MAX - 1},
-    {"iter", INT32_MIN, INT32_MAX - 1},
+    /* -1 is "none" or "unknown" (schema.md); nothing writes another negative. */
+    {"chunk", -1, INT16_MAX},
+    {"mb", -1, INT32_MAX - 1},
+    {"iter", -1, INT32_MAX - 1},
     {"start_ns", -PPS__TIME_LIMIT, PPS__TIME_LIMIT},
     {"end_ns", -PPS__TIME_LIMIT, PPS__TIME_LIMIT},
-    {"peer", INT32_MIN, INT32_MAX},
+    {"peer", -1, INT32_MAX},
     {"bytes", INT64_MIN, INT64_MAX},
     {"name_id", INT32_MIN, INT32_MAX},
     {"clock", PPS_CLOCK_HOST, PPS_CLOCK_DEVICE},

@@ -122,6 +122,11 @@ case_sql stage-32767-of-4 "spans row 1: stage 32767 out of range 0..3" \
     "UPDATE spans SET stage = 32767 WHERE rowid = 1;"
 case_sql m-2-31 "meta m of rank 0 is '2147483647', not a count in 1..1048576" \
     "UPDATE meta SET value = '2147483647' WHERE key = 'm';"
+case_sql iter-minus-2 "spans row 4: iter -2 out of range -1.." "UPDATE spans SET iter = -2 WHERE rowid = 4;"
+case_sql mb-minus-5 "spans row 4: mb -5 out of range -1.." "UPDATE spans SET mb = -5 WHERE rowid = 4;"
+case_sql chunk-minus-3 "spans row 4: chunk -3 out of range -1.." \
+    "UPDATE spans SET chunk = -3 WHERE rowid = 4;"
+case_sql peer-minus-7 "spans row 4: peer -7 out of range -1.." "UPDATE spans SET peer = -7 WHERE rowid = 4;"
 case_sql iters-text "meta iters of rank 0 is 'abc', not a count in 1..2147483647" \
     "INSERT INTO meta (rank, key, value) VALUES (0, 'iters', 'abc');"
 case_sql iters-0 "meta iters of rank 0 is '0', not a count in 1..2147483647" \
