@@ -307,6 +307,44 @@ static void test_overlapping_iterations_count_once(void)
     run_free(r);
 }
 
+/* The planned iterations no op holds: gaps between those there, and the plan's tail, counted
+ * in the time of the iterations there (a plan of 2^31 - 1 is no reason to wait); an iteration
+ * with only a wait is not there. */
+static void test_missing_iterations_gaps_and_tail(void)
+{
+    struct pps_run *r = run_new(1, NULL, 0, 0, 0);
+    struct pps_report *rep;
+
+    run_add(r, 0, PPS_SPAN_F, 0, 0, 0, 10);
+    run_add(r, 0, PPS_SPAN_F, 1, 0, 10, 20);
+    run_add(r, 0, PPS_SPAN_WAIT, 2, 0, 20, 25); /* a wait alone: iteration 2 is missing */
+    run_add(r, 0, PPS_SPAN_F, 3, 0, 30, 40);
+    span_sort(r);
+    run_meta(r, "iters", "6");
+    rep = report_of(r);
+    if (rep) {
+        CHECK_EQ_INT(rep->planned_iters, 6);
+        CHECK_EQ_INT(rep->n_missing, 3); /* 2, 4 and 5 */
+        CHECK_EQ_INT(rep->missing_first, 2);
+        CHECK_EQ_INT(rep->missing_last, 5);
+    }
+    pps_report_free(rep);
+    run_free(r);
+    r = run_new(1, NULL, 0, 0, 0);
+    run_add(r, 0, PPS_SPAN_F, 0, 0, 0, 10);
+    run_add(r, 0, PPS_SPAN_F, 9, 0, 10, 20);
+    span_sort(r);
+    run_meta(r, "iters", "2147483647");
+    rep = report_of(r);
+    if (rep) {
+        CHECK_EQ_INT(rep->n_missing, 2147483645); /* 1..8 and 10..2^31-2 */
+        CHECK_EQ_INT(rep->missing_first, 1);
+        CHECK_EQ_INT(rep->missing_last, 2147483646);
+    }
+    pps_report_free(rep);
+    run_free(r);
+}
+
 static void test_unlabelled_spans_open_no_window(void)
 {
     struct pps_run *r = run_new(2, NULL, 0, 0, 0);
@@ -712,6 +750,7 @@ static const struct test_case cases[] = {
     TEST(test_two_stages_quarter_bubble),
     TEST(test_overlapping_spans_not_double_counted),
     TEST(test_unlabelled_spans_open_no_window),
+    TEST(test_missing_iterations_gaps_and_tail),
     TEST(test_overlapping_iterations_count_once),
     TEST(test_ranges_and_device_spans_do_not_stretch_windows),
     TEST(test_long_early_span_reaches_later_window),
