@@ -103,16 +103,20 @@ static void ident_text(const struct ident *id, char *buf, size_t len)
 static int two_runs(const struct pps_run *run, const struct ident *a, const struct ident *b,
                     int key, struct pps_err *err)
 {
-    char wa[32], wb[32], ta[160], tb[160];
+    char wa[32], wb[32], ta[160], tb[160], values[64] = "";
 
     rank_where(run, a->rank, wa, sizeof(wa));
     rank_where(run, b->rank, wb, sizeof(wb));
     ident_text(a, ta, sizeof(ta));
     ident_text(b, tb, sizeof(tb));
+    /* ident_text() shows the schedule, p, m, the source and the run id; any other key's two
+     * values are named after it. */
+    if (key == ID_BACKEND || key == ID_V || key == ID_WORLD || key == ID_ITERS)
+        snprintf(values, sizeof(values), ": %.24s and %.24s", a->v[key], b->v[key]);
     return pps_err_set(err, PPS_EFORMAT,
-                       "%s: two runs in one %s: %s is %s, %s is %s (their %s differs)", run->path,
-                       run->merged ? "file" : "directory", wa, ta, wb, tb,
-                       key == ID_RUN_ID ? "run id" : ident_keys[key]);
+                       "%s: two runs in one %s: %s is %s, %s is %s (their %s differs%s)",
+                       run->path, run->merged ? "file" : "directory", wa, ta, wb, tb,
+                       key == ID_RUN_ID ? "run id" : ident_keys[key], values);
 }
 
 /* The run's world (meta world of its lowest rank that has one); 0 when it has none or it is not
@@ -195,8 +199,29 @@ int pps_run_missing_text(const struct pps_run *run, char *buf, size_t len)
 
 /* ---- writers ------------------------------------------------------------------------------ */
 
+/* Whether pid has exited and waits to be reaped (Linux's /proc; elsewhere, never said): a dead
+ * writer whose parent has not collected it, as a job launcher that ended may leave. */
+static int is_zombie(pid_t pid)
+{
+    char path[64], buf[512];
+    const char *paren;
+    size_t n;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    if (!(f = fopen(path, "r")))
+        return 0;
+    n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    /* "pid (comm) S ...": comm may hold spaces and parentheses, the state follows the last ')'. */
+    if (!(paren = strrchr(buf, ')')) || paren[1] != ' ')
+        return 0;
+    return paren[2] == 'Z' || paren[2] == 'X';
+}
+
 /* Whether the process that wrote a rank (meta writer_pid, on meta host) is known to be gone:
- * on this host, and no process has its id. */
+ * on this host, and no process has its id (or only a zombie does). */
 static int writer_gone(const char *host, const char *pid_text)
 {
     char here[256];
@@ -210,7 +235,9 @@ static int writer_gone(const char *host, const char *pid_text)
     if (strcmp(here, host) != 0)
         return 0;
     /* EPERM: a process of another user has the id, perhaps the writer itself. */
-    return kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+    if (kill((pid_t)pid, 0) != 0)
+        return errno == ESRCH;
+    return is_zombie((pid_t)pid);
 }
 
 int pps_run_writers_gone(const struct pps_run *run)

@@ -31,7 +31,7 @@ struct follow_file {
     size_t n_meta;
     struct pps__name_ref *refs; /* names seen, sorted by (rank, id) */
     size_t n_refs, refs_cap;
-    int stage_max; /* from pps__file_meta_check() of meta */
+    struct pps__span_bounds bounds; /* from pps__file_meta_check() of meta */
     /* SQLite's check of a finished file (shard_check.h): started when its ranks all say they are
      * complete, its answer taken once the file is read to its end. */
     struct pps__shard_check *check;
@@ -344,7 +344,7 @@ static int read_spans(struct pps_run_follow *f, struct follow_file *ff, int64_t 
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         struct pps_span s;
 
-        if ((rc = pps__span_read(st, ff->path, ff->stage_max, ff->refs, ff->n_refs, ff->ranks,
+        if ((rc = pps__span_read(st, ff->path, &ff->bounds, ff->refs, ff->n_refs, ff->ranks,
                                  ff->n_ranks, &ri, &s, err)))
             goto out;
         if (pps__grow((void **)&f->spans, &f->spans_cap, f->n_spans + 1, sizeof(*f->spans))) {
@@ -437,7 +437,7 @@ static int fetch_file(struct pps_run_follow *f, struct follow_file *ff, int64_t 
         goto out;
     if ((rc = read_meta(f, ff, clock_changed, err)) || *clock_changed)
         goto out;
-    if ((rc = pps__file_meta_check(ff->meta, ff->n_meta, ff->path, &ff->stage_max, err)))
+    if ((rc = pps__file_meta_check(ff->meta, ff->n_meta, ff->path, &ff->bounds, err)))
         goto out;
     if (ff->check_state == 0 && file_complete(ff)) {
         if ((rc = pps__shard_check_start(ff->path, &ff->check, err)))

@@ -7,6 +7,7 @@
  * a damaged file is an error with its name, never a crash.
  */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -201,7 +202,11 @@ int pps__clock_note(struct pps__clock *ri, int have[4], const char *key, const c
     int64_t v;
 
     if (!strcmp(key, "complete")) {
-        ri->complete = !strcmp(value, "1");
+        /* Only the writer sets it, to 0 or 1: anything else is damage, not "still running". */
+        if (strcmp(value, "0") != 0 && strcmp(value, "1") != 0)
+            return pps_err_set(err, PPS_EFORMAT, "%s: meta complete of rank %d is '%s', not 0 or 1",
+                               path, ri->rank, value);
+        ri->complete = value[0] == '1';
         return 0;
     }
     for (int k = 0; k < 4; k++) {
@@ -416,8 +421,8 @@ static int add_span(struct loader *ld, const struct pps_span *s, struct pps_err 
  * is a newer schema or damage: callers index arrays by kind, so only known ones pass. iter + 1
  * must fit an int (n_iters), and mb + 1 too (the microbatches counted from the highest). Times
  * stay within +-PPS__TIME_LIMIT (146 years either side of the epoch), so that the difference of
- * any two, which every duration and the run's extent are, fits int64. The stage's bound is the
- * file's p (pps__file_stage_max()).
+ * any two, which every duration and the run's extent are, fits int64. The run's own bounds
+ * (stage, chunk, mb, peer, rank: struct pps__span_bounds) come from the file's meta.
  */
 static const struct {
     const char *name;
@@ -439,18 +444,28 @@ static const struct {
     {"rank", 0, INT16_MAX},
 };
 
-int pps__span_row(sqlite3_stmt *st, const char *path, int stage_max, struct pps_span *s,
-                  struct pps_err *err)
+int pps__span_row(sqlite3_stmt *st, const char *path, const struct pps__span_bounds *b,
+                  struct pps_span *s, struct pps_err *err)
 {
     char where[48];
     int64_t v[13];
     int rc;
 
     snprintf(where, sizeof(where), "spans row %lld", (long long)sqlite3_column_int64(st, 13));
-    for (int c = 0; c < 13; c++)
-        if ((rc = pps__col_int(st, c, span_cols[c].lo, c == 1 ? stage_max : span_cols[c].hi, path,
-                               where, span_cols[c].name, &v[c], err)))
+    for (int c = 0; c < 13; c++) {
+        int64_t lo = span_cols[c].lo, hi = span_cols[c].hi;
+
+        switch (c) {
+        case 1: hi = b->stage_max; break;
+        case 2: hi = b->chunk_max; break;
+        case 3: hi = b->mb_max; break;
+        case 7: hi = b->peer_max; break;
+        case 12: lo = b->rank_min, hi = b->rank_max; break;
+        default: break;
+        }
+        if ((rc = pps__col_int(st, c, lo, hi, path, where, span_cols[c].name, &v[c], err)))
             return rc;
+    }
     /* Both within +-PPS__TIME_LIMIT: start - end cannot overflow. No writer ends a span before
      * it starts (the tracer reads a monotonic clock; the importers refuse such events): one that
      * does would be a negative duration in every figure. */
@@ -474,12 +489,16 @@ int pps__span_row(sqlite3_stmt *st, const char *path, int stage_max, struct pps_
     return 0;
 }
 
-/* The bound of each count in meta: p names stages 0..32767, v chunks of a stage. */
+/* The bound of each count in meta: p names stages 0..32767, v chunks of a stage, world ranks
+ * 0..32767. */
 static const struct {
     const char *key;
     int64_t max;
-} meta_counts[4] = {
-    {"p", (int64_t)INT16_MAX + 1}, {"m", PPS__MAX_M}, {"v", INT16_MAX}, {"iters", INT32_MAX}};
+} meta_counts[5] = {{"p", (int64_t)INT16_MAX + 1},
+                    {"m", PPS__MAX_M},
+                    {"v", INT16_MAX},
+                    {"iters", INT32_MAX},
+                    {"world", (int64_t)INT16_MAX + 1}};
 
 /* A shard's meta table keys (rank, key): a file whose table does not (not ppscope's schema, or
  * damaged) could say two things at once, and merge could not copy it. */
@@ -505,27 +524,42 @@ static int meta_unique(const struct pps_meta_entry *meta, size_t n, const char *
 }
 
 int pps__file_meta_check(const struct pps_meta_entry *meta, size_t n, const char *path,
-                         int *stage_max, struct pps_err *err)
+                         struct pps__span_bounds *b, struct pps_err *err)
 {
-    int p_rank = -1, rc;
-    int64_t v;
+    int from[5] = {-1, -1, -1, -1, -1}; /* the rank each bound was taken from */
+    int64_t got[5] = {0}, v;
+    int lo_rank = INT_MAX, hi_rank = -1, rc;
 
-    *stage_max = INT16_MAX;
     if ((rc = meta_unique(meta, n, path, err)))
         return rc;
-    for (size_t i = 0; i < n; i++)
-        for (int k = 0; k < 4; k++) {
+    for (size_t i = 0; i < n; i++) {
+        if (meta[i].rank < lo_rank)
+            lo_rank = meta[i].rank;
+        if (meta[i].rank > hi_rank)
+            hi_rank = meta[i].rank;
+        for (int k = 0; k < 5; k++) {
             if (strcmp(meta[i].key, meta_counts[k].key) != 0)
                 continue;
             if (pps__parse_i64(meta[i].value, &v) != 0 || v < 1 || v > meta_counts[k].max)
                 return pps_err_set(
                     err, PPS_EFORMAT, "%s: meta %s of rank %d is '%s', not a count in 1..%lld",
                     path, meta[i].key, meta[i].rank, meta[i].value, (long long)meta_counts[k].max);
-            if (k == 0 && (p_rank < 0 || meta[i].rank < p_rank)) {
-                p_rank = meta[i].rank;
-                *stage_max = (int)(v - 1);
+            if (from[k] < 0 || meta[i].rank < from[k]) {
+                from[k] = meta[i].rank;
+                got[k] = v;
             }
         }
+    }
+    b->stage_max = from[0] >= 0 ? got[0] - 1 : INT16_MAX;
+    b->peer_max = from[0] >= 0 ? got[0] - 1 : INT32_MAX;
+    b->mb_max = from[1] >= 0 ? got[1] - 1 : INT32_MAX - 1;
+    b->chunk_max = from[2] >= 0 ? got[2] - 1 : INT16_MAX;
+    b->rank_min = 0;
+    b->rank_max = from[4] >= 0 ? got[4] - 1 : INT16_MAX;
+    /* A shard of one rank holds that rank's spans: a row of another is a copy or damage, and
+     * would be counted under a rank whose own shard may hold it too. */
+    if (lo_rank == hi_rank)
+        b->rank_min = b->rank_max = lo_rank;
     return 0;
 }
 
@@ -544,14 +578,14 @@ int pps__clock_align_span(const struct pps__clock *ri, struct pps_span *s, const
     return 0;
 }
 
-int pps__span_read(sqlite3_stmt *st, const char *path, int stage_max,
+int pps__span_read(sqlite3_stmt *st, const char *path, const struct pps__span_bounds *b,
                    const struct pps__name_ref *refs, size_t n_refs, const struct pps__clock *ranks,
                    size_t n_ranks, const struct pps__clock **ri, struct pps_span *s,
                    struct pps_err *err)
 {
     int rc;
 
-    if ((rc = pps__span_row(st, path, stage_max, s, err)))
+    if ((rc = pps__span_row(st, path, b, s, err)))
         return rc;
     if (s->name_id >= 0)
         s->name_id = pps__name_ref_find(refs, n_refs, s->rank, s->name_id);
@@ -564,7 +598,8 @@ int pps__span_read(sqlite3_stmt *st, const char *path, int stage_max,
     return 0;
 }
 
-static int load_spans(struct loader *ld, sqlite3 *db, int stage_max, struct pps_err *err)
+static int load_spans(struct loader *ld, sqlite3 *db, const struct pps__span_bounds *b,
+                      struct pps_err *err)
 {
     const struct pps__clock *ri = NULL;
     sqlite3_stmt *st = NULL;
@@ -576,7 +611,7 @@ static int load_spans(struct loader *ld, sqlite3 *db, int stage_max, struct pps_
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         struct pps_span s;
 
-        if ((rc = pps__span_read(st, ld->path, stage_max, ld->refs, ld->n_refs, ld->ranks,
+        if ((rc = pps__span_read(st, ld->path, b, ld->refs, ld->n_refs, ld->ranks,
                                  ld->n_ranks, &ri, &s, err)))
             goto out;
         if (s.iter > ld->max_iter)
@@ -742,7 +777,8 @@ static int load_file(struct loader *ld, const char *path, size_t *n_ranks, int *
     sqlite3 *db = NULL;
     struct pps__shard_check *check = NULL;
     size_t meta_from;
-    int in_txn = 0, checking = 0, stage_max, rc;
+    struct pps__span_bounds bounds;
+    int in_txn = 0, checking = 0, rc;
 
     ld->path = path;
     ld->n_ranks = 0;
@@ -758,7 +794,7 @@ static int load_file(struct loader *ld, const char *path, size_t *n_ranks, int *
     meta_from = ld->run->n_meta;
     if ((rc = pps__kinds_check(db, path, err)) || (rc = load_meta(ld, db, err)) ||
         (rc = pps__file_meta_check(ld->run->meta ? ld->run->meta + meta_from : NULL,
-                                   ld->run->n_meta - meta_from, path, &stage_max, err)))
+                                   ld->run->n_meta - meta_from, path, &bounds, err)))
         goto out;
     /* A finished shard is checked whole by SQLite too, beside the load (shard_check.h). */
     if (all_complete(ld)) {
@@ -766,7 +802,7 @@ static int load_file(struct loader *ld, const char *path, size_t *n_ranks, int *
             goto out;
         checking = 1;
     }
-    if ((rc = load_names(ld, db, err)) || (rc = load_spans(ld, db, stage_max, err)) ||
+    if ((rc = load_names(ld, db, err)) || (rc = load_spans(ld, db, &bounds, err)) ||
         (rc = load_metrics(ld, db, err)))
         goto out;
     if ((rc = pps__exec(db, "COMMIT", path, "cannot read", err)))

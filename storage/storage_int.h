@@ -191,23 +191,29 @@ int pps__clock_align_span(const struct pps__clock *ri, struct pps_span *s, const
 /* The most microbatches meta m may say: the schedules' own limit (schedule.c MAX_M), so that
  * every figure made from m (p * v * m cells, m + p - 1) fits. */
 #define PPS__MAX_M (1 << 20)
+/* What a span of one file may hold beside the columns' own bounds, from the file's meta
+ * (pps__file_meta_check()): stage and peer below its p, chunk below its v, mb below its m, rank
+ * below its world, and in a shard of one rank that rank alone. Each is the column's own bound
+ * where the file does not say. */
+struct pps__span_bounds {
+    int64_t stage_max, chunk_max, mb_max, peer_max, rank_min, rank_max;
+};
 /* One row into *s, every column range-checked (PPS_EFORMAT naming path otherwise): a start or
  * end beyond +-PPS__TIME_LIMIT, or an end more than that before its start, is corrupted. Times
  * are raw and name_id is the file's (rank, id) id: the caller aligns and maps them. */
-int pps__span_row(sqlite3_stmt *st, const char *path, int stage_max, struct pps_span *s,
-                  struct pps_err *err);
-/* One file's meta rows: each p, m and v (of any rank) a count in its bounds (p <= 32768, m <=
- * PPS__MAX_M, v <= 32767), else PPS_EFORMAT naming path, the key and the rank. *stage_max: the
- * highest stage a span of the file may have, p - 1 by the file's own p (of its lowest rank that
- * has one), INT16_MAX without one. */
+int pps__span_row(sqlite3_stmt *st, const char *path, const struct pps__span_bounds *b,
+                  struct pps_span *s, struct pps_err *err);
+/* One file's meta rows: each p, m, v, iters and world (of any rank) a count in its bounds (p <=
+ * 32768, m <= PPS__MAX_M, v <= 32767, world <= 32768), else PPS_EFORMAT naming path, the key and
+ * the rank. *b: the bounds of the file's spans, by the values of its lowest rank that has each. */
 int pps__file_meta_check(const struct pps_meta_entry *meta, size_t n, const char *path,
-                         int *stage_max, struct pps_err *err);
+                         struct pps__span_bounds *b, struct pps_err *err);
 /* The entry of rank in ranks[0..n), sorted by rank, or NULL. */
 const struct pps__clock *pps__clock_find(const struct pps__clock *ranks, size_t n, int rank);
 /* A spans row as the run holds it: pps__span_row(), then its name_id made the run's index
  * through refs (-1 when refs lacks it), and a host-clock span moved onto rank 0's clock by its
  * rank's entry in ranks (pps__clock_find(); *ri keeps the last one found, NULL at first). */
-int pps__span_read(sqlite3_stmt *st, const char *path, int stage_max,
+int pps__span_read(sqlite3_stmt *st, const char *path, const struct pps__span_bounds *b,
                    const struct pps__name_ref *refs, size_t n_refs, const struct pps__clock *ranks,
                    size_t n_ranks, const struct pps__clock **ri, struct pps_span *s,
                    struct pps_err *err);

@@ -247,11 +247,34 @@ static void fit_paths(const struct pps_tui *ui, int w, char *a, char *b, size_t 
     fit_path(pb, rb, ui->opts.ascii, b, len);
 }
 
+/*
+ * What the run lost, as the report says it: spans the tracer dropped (counted), and planned
+ * iterations with none of their ops, once the run is over (ended, or its writers gone: a live
+ * run has simply not reached them). The first run's, or B's where A lost nothing.
+ */
+static void lost_tag(const struct pps_tui *ui, int over, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    for (int i = 0; i < ui->n_models && !buf[0]; i++) {
+        const struct pps_report *rep = ui->models[i].rep;
+        const char *ab = ui->n_models > 1 ? (i ? "B " : "A ") : "";
+
+        if (!rep)
+            continue;
+        if (over && rep->n_missing == 1)
+            snprintf(buf, len, " [%sMISSING ITER %d]", ab, rep->missing_first);
+        else if (over && rep->n_missing > 0)
+            snprintf(buf, len, " [%sMISSING %d ITERS]", ab, rep->n_missing);
+        else if (rep->dropped > 0)
+            snprintf(buf, len, " [%sDROPPED %lld]", ab, (long long)rep->dropped);
+    }
+}
+
 static void draw_header(struct pps_tui *ui, struct pps_tui_frame *f)
 {
     struct pps_tui_rect r = ui->layout.header;
     char tags[192] = "", text[1024], pa[256], pb[256], p[16], m_[16], bub[16];
-    char ranks[96], missing[128] = "";
+    char ranks[96], missing[160] = "", lost[64];
     int live = 0, gone = 1, x, tw, room, n_missing = 0;
     const char *live_tag;
 
@@ -268,6 +291,9 @@ static void draw_header(struct pps_tui *ui, struct pps_tui_frame *f)
                      ranks);
     }
     live_tag = !live ? "" : gone ? " [NO WRITER]" : " [LIVE]";
+    lost_tag(ui, !live || gone, lost, sizeof(lost));
+    if (lost[0] && strlen(missing) + strlen(lost) < sizeof(missing))
+        strcat(missing, lost);
     snprintf(tags, sizeof(tags), "%s%s%s%s", missing, live_tag, ui->follow ? " [FOLLOW]" : "",
              ui->paused ? " [PAUSED]" : "");
     tw = (int)strlen(tags);

@@ -137,6 +137,17 @@ case_sql mb-int32-max "spans row 4: mb 2147483647 out of range" \
     "UPDATE spans SET mb = 2147483647 WHERE rowid = 4;"
 case_sql dropped-negative "metrics row 1: dropped -5 out of range -1.." \
     "$metric UPDATE metrics SET dropped = -5;"
+# ... and the run's own shape: a microbatch, a chunk, a peer beyond its m, v, p, a span of a rank
+# the shard does not hold (a row copied from another shard), a world no rank could be in.
+case_sql mb-4-of-4 "spans row 4: mb 4 out of range -1..3" "UPDATE spans SET mb = 4 WHERE rowid = 4;"
+case_sql chunk-1-of-1 "spans row 4: chunk 1 out of range -1..0" \
+    "UPDATE spans SET chunk = 1 WHERE rowid = 4;"
+case_sql peer-4-of-4 "spans row 4: peer 4 out of range -1..3" "UPDATE spans SET peer = 4 WHERE rowid = 4;"
+case_sql rank-1-in-0 "spans row 4: rank 1 out of range 0..0" "UPDATE spans SET rank = 1 WHERE rowid = 4;"
+case_sql world-0 "meta world of rank 0 is '0', not a count in 1..32768" \
+    "INSERT OR REPLACE INTO meta (rank, key, value) VALUES (0, 'world', '0');"
+case_sql complete-2 "meta complete of rank 0 is '2', not 0 or 1" \
+    "UPDATE meta SET value = '2' WHERE key = 'complete';"
 
 # Item 6: what report refused and the view believed.
 case_dup duplicate-rank "rank-00001.db: its rank 0 is in another shard of this run too"
@@ -164,6 +175,10 @@ case_ok() {
 case_ok dropped-sum "dropped   9223372036854775807 spans" \
     "INSERT INTO metrics VALUES (0, 0, -1, NULL, NULL, -1, -1, 9223372036854775806);
      INSERT INTO metrics VALUES (0, 1, -1, NULL, NULL, -1, -1, 9223372036854775806);"
+# the view's header says it too
+expect_exit 0 view --once --size 200x30 "$T/dropped-sum"
+head -n 1 "$T/out" | grep -qF "[DROPPED 9223372036854775807]" ||
+    fail "dropped-sum: the view's header: $(head -n 1 "$T/out")"
 case_ok times-2-62 "status" \
     "UPDATE spans SET start_ns = -4611686018427387903 WHERE rowid = 1;
      UPDATE spans SET end_ns = 4611686018427387903 WHERE rowid = (SELECT max(rowid) FROM spans);"

@@ -59,6 +59,16 @@ check_missing() {
     [ "$(json_int missing_first)" = "$first" ] || fail "$run: missing_first != $first"
     [ "$(json_int missing_last)" = "$((planned - 1))" ] || fail "$run: missing_last"
     grep -q '"complete":false' "$T/out" || fail "$run: --json says complete"
+    # the view says it too, in its header, once no writer is left to write them (a launcher
+    # that ended the job may leave a rank dying a moment longer: while it runs, it is [LIVE])
+    i=0
+    while pgrep -f -- "--out $run\$" >/dev/null 2>&1 && [ $i -lt 100 ]; do
+        sleep 0.1
+        i=$((i + 1))
+    done
+    expect_exit 0 view --once --size 200x30 "$run" || return
+    head -n 1 "$T/out" | grep -qF "[MISSING $n ITERS]" ||
+        fail "$run: the view's header lacks [MISSING $n ITERS]: $(head -n 1 "$T/out")"
     ok
 }
 

@@ -175,6 +175,16 @@ if command -v sqlite3 >/dev/null 2>&1; then
     expect_exit 2 report "$T/beyond"
     stderr_has "$T/beyond: rank-00005.db holds rank 5, outside the run's world of 4 ranks"
 
+    # a key the one line does not show is named with both values
+    rm -rf "$T/iters"
+    cp -r "$T/a" "$T/iters"
+    sqlite3 "$T/iters/rank-00002.db" "UPDATE meta SET value = '99' WHERE key = 'iters'" ||
+        fail "sqlite3 on iters"
+    expect_exit 2 report "$T/iters"
+    stderr_has "rank-00002.db is 1f1b p=4 m=4 (ppscope, run "
+    stderr_has "(their iters differs: $(sqlite3 "$T/a/rank-00000.db" \
+        "SELECT value FROM meta WHERE key = 'iters'") and 99)"
+
     # a run written before run ids: read as before, its shards compared by the other keys
     rm -rf "$T/old"
     cp -r "$T/a" "$T/old"

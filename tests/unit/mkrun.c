@@ -63,7 +63,8 @@ static int write_rank(const char *dir, int rank, int ranks, int complete, struct
                                    .stage = (int16_t)rank,
                                    .iter = 0,
                                    .mb = 0,
-                                   .peer = rank + 1,
+                                   /* the next stage, the last one's the one before */
+                                   .peer = rank + 1 < ranks ? rank + 1 : rank > 0 ? rank - 1 : -1,
                                    .bytes = 1 << 20,
                                    .name_id = -1,
                                    .start_ns = t,

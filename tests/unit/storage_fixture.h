@@ -103,7 +103,7 @@ static inline struct pps_span make_span(int rank, int k, int32_t kernel_name, in
     s.kind = (uint8_t)k;
     s.stage = (int16_t)rank;
     s.chunk = (int16_t)(k % 2);
-    s.mb = k;
+    s.mb = k % 4; /* below the run's m: the reader checks */
     s.iter = k % 3;
     s.start_ns = 1000000 + 1000 * k + 37 * rank;
     s.end_ns = s.start_ns + 500 + k;
@@ -146,7 +146,7 @@ static inline int write_rank(const char *dir, int rank, enum offsets off, int co
     CHECK_EQ_INT(pps_store_writer_meta(w, "schedule", "1f1b", &err), 0);
     CHECK_EQ_INT(pps_store_writer_meta_int(w, "p", 2, &err), 0);
     CHECK_EQ_INT(pps_store_writer_meta_int(w, "m", 4, &err), 0);
-    CHECK_EQ_INT(pps_store_writer_meta_int(w, "v", 1, &err), 0);
+    CHECK_EQ_INT(pps_store_writer_meta_int(w, "v", 2, &err), 0);
     CHECK_EQ_INT(pps_store_writer_meta(w, "model", "tiny", &err), 0);
     CHECK_EQ_INT(pps_store_writer_meta(w, "model", rank == 0 ? "tiny-2" : "tiny-9", &err),
                  0); /* replaces */
@@ -200,7 +200,7 @@ static inline void check_run(const struct pps_run *run, enum offsets off)
     CHECK_EQ_INT(run->n_shards, 2);
     CHECK_EQ_INT(run->p, 2);
     CHECK_EQ_INT(run->m, 4);
-    CHECK_EQ_INT(run->v, 1);
+    CHECK_EQ_INT(run->v, 2);
     CHECK(run->schedule && !strcmp(run->schedule, "1f1b"));
     /* rank 0 wins over rank 1's tiny-9 */
     CHECK(pps_run_meta(run, "model") && !strcmp(pps_run_meta(run, "model"), "tiny-2"));

@@ -40,7 +40,7 @@ static int write_batch(struct pps_store_writer *w, int r, int b)
         memset(&s[i], 0, sizeof(s[i]));
         s[i].kind = (uint8_t)(1 + i % 8);
         s[i].stage = (int16_t)r;
-        s[i].mb = i;
+        s[i].mb = i % 8; /* below the run's m */
         s[i].iter = b / 10;
         s[i].peer = -1;
         s[i].name_id = -1;
@@ -170,6 +170,7 @@ static char *follow_while_writing(int pause_ms, int *polls, int *rebuilt)
     struct pps_err err = {0, ""};
     pthread_t th;
     size_t last = 0;
+    int waits = 0;
 
     *polls = *rebuilt = 0;
     CHECK(pthread_create(&th, NULL, writer_main, &a) == 0);
@@ -182,7 +183,8 @@ static char *follow_while_writing(int pause_ms, int *polls, int *rebuilt)
             continue;
         }
         rc = pps_run_follow_poll(f, &run, &n_new, &err);
-        if (rc < 0 && *polls == 0) { /* no shard yet, or rank 0 is still creating it */
+        /* no shard yet, or rank 0 is still creating it; but not forever (a refusal would be) */
+        if (rc < 0 && *polls == 0 && ++waits < 5000) {
             sleep_ms(2);
             continue;
         }

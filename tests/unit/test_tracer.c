@@ -435,7 +435,7 @@ static void test_report_shows_drops(void)
 
     pps_trace_meta(t, "schedule", "1f1b");
     pps_trace_meta_int(t, "p", 1);
-    pps_trace_meta_int(t, "m", 2);
+    pps_trace_meta_int(t, "m", 7);
     for (int it = 0; it < 2; it++) {
         pps_trace_iteration(t, it);
         for (int i = 0; i < 7; i++) /* 3 dropped per iteration */

@@ -189,7 +189,7 @@ static void child_record_then_die(const char *dir, int flushed, int unflushed)
         _exit(2);
     pps_trace_meta(t, "schedule", "1f1b");
     pps_trace_meta_int(t, "p", 1);
-    pps_trace_meta_int(t, "m", 1);
+    pps_trace_meta_int(t, "m", flushed + unflushed); /* a microbatch a span */
     pps_trace_iteration(t, 0);
     for (int i = 0; i < flushed; i++)
         pps_trace_record(t, PPS_TRACE_F, 0, 0, i, 10 * i, 10 * i + 5);
