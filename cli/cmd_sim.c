@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "pps_text.h"
+#include "sim_from.h"
 #include "sim_text.h"
 #include "sim_trace.h"
 
@@ -24,6 +25,11 @@ struct sim_opts {
     int json, actions, width, iters;
     double unit_ns;
     const char *trace;
+    /* --from RUN: the run's costs, not these; what was said on the command line. */
+    const char *from;
+    double w_share;
+    int kinds_given, p_given, m_given, v_given;
+    const char *cost_opt; /* the first option that sets a cost or the trace, for --from */
 };
 
 static void usage(FILE *f)
@@ -57,9 +63,19 @@ static void usage(FILE *f)
             "      --trace DIR     write the prediction as a run (DIR/<schedule> when several)\n"
             "      --iters N       iterations written by --trace (default 1)\n"
             "      --unit-ns N     nanoseconds per time unit in the trace (default 1000000)\n"
+            "      --from RUN      what-if: RUN's own measured per-stage costs, per-op overhead,\n"
+            "                      message time and optimizer step, replayed under the schedules\n"
+            "                      (default: every one that fits) and -p, -m, -v asked (default:\n"
+            "                      the run's), ranked by predicted iteration time against the\n"
+            "                      run's own schedule predicted from the same costs\n"
+            "      --w-share F     with --from: W's share of a fused BW for the schedules that\n"
+            "                      split B and W, when the run did not (default 0.5)\n"
             "  -h, --help          show this help\n"
             "\n"
-            "Times are in any unit you like; all of them in the same one.\n");
+            "Times are in any unit you like; all of them in the same one. With --from they are\n"
+            "the run's, and another -m keeps the batch (each microbatch costs m_run/m of the\n"
+            "run's); another -p spreads the run's work evenly over the new stages.\n"
+            "Example: ppscope sim --from runs/1f1b --schedule zb-h1,zb-h2\n");
 }
 
 static int parse_kinds(struct sim_opts *o, const char *list)
@@ -106,7 +122,9 @@ enum {
     OPT_JSON,
     OPT_TRACE,
     OPT_ITERS,
-    OPT_UNIT
+    OPT_UNIT,
+    OPT_FROM,
+    OPT_WSHARE
 };
 
 static int parse_args(struct sim_opts *o, int argc, char **argv)
@@ -126,6 +144,8 @@ static int parse_args(struct sim_opts *o, int argc, char **argv)
         {"trace", required_argument, NULL, OPT_TRACE},
         {"iters", required_argument, NULL, OPT_ITERS},
         {"unit-ns", required_argument, NULL, OPT_UNIT},
+        {"from", required_argument, NULL, OPT_FROM},
+        {"w-share", required_argument, NULL, OPT_WSHARE},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -134,11 +154,24 @@ static int parse_args(struct sim_opts *o, int argc, char **argv)
     double *dst;
     opterr = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, ":s:p:m:v:h", longopts, NULL)) != -1) {
+    int li = -1;
+    while ((c = getopt_long(argc, argv, ":s:p:m:v:h", longopts, &li)) != -1) {
+        if (!o->cost_opt && c >= OPT_TF && c <= OPT_UNIT && c != OPT_JSON && li >= 0)
+            o->cost_opt = longopts[li].name;
+        li = -1;
         switch (c) {
         case 's':
             if ((rc = parse_kinds(o, optarg)))
                 return rc;
+            o->kinds_given = 1;
+            break;
+        case OPT_FROM:
+            o->from = optarg;
+            break;
+        case OPT_WSHARE:
+            if (pps_parse_double(optarg, 0, 1, &o->w_share))
+                return pps_cli_usage_error("sim", "--w-share needs a number in [0, 1], got '%s'",
+                                           optarg);
             break;
         case 'p':
         case 'm':
@@ -148,6 +181,8 @@ static int parse_args(struct sim_opts *o, int argc, char **argv)
                                            optarg);
             *(c == 'p' ? &o->p : c == 'm' ? &o->m : &o->v) = (int)n;
             v_given |= c == 'v';
+            o->p_given |= c == 'p';
+            o->m_given |= c == 'm';
             break;
         case OPT_TF:
         case OPT_TB:
@@ -211,6 +246,10 @@ static int parse_args(struct sim_opts *o, int argc, char **argv)
     }
     if (optind < argc)
         return pps_cli_usage_error("sim", "unexpected argument '%s'", argv[optind]);
+    o->v_given = v_given;
+    if (o->from && o->cost_opt)
+        return pps_cli_usage_error("sim", "--%s and --from: with --from the costs are the run's",
+                                   o->cost_opt);
     if (!v_given)
         for (int k = 0; k < o->n_kinds; k++)
             if (o->kinds[k] == PPS_SCHED_INTERLEAVED)
@@ -385,13 +424,25 @@ int pps_cmd_sim(int argc, char **argv)
                          .w_mem = 0.5,
                          .width = default_width(),
                          .iters = 1,
-                         .unit_ns = 1e6};
+                         .unit_ns = 1e6,
+                         .w_share = 0.5};
     struct sim_case cases[MAX_SCHEDULES];
     struct pps_sim_costs costs = {0};
     struct pps_err err = {0};
     int rc = parse_args(&o, argc, argv), n = 0, exit_code = PPS_EXIT_OK;
     if (rc)
         return rc < 0 ? PPS_EXIT_OK : rc;
+    if (o.from) {
+        struct pps_sim_from_opts fo = {.run = o.from,
+                                       .kinds = o.kinds,
+                                       .n_kinds = o.kinds_given ? o.n_kinds : 0,
+                                       .p = o.p_given ? o.p : 0,
+                                       .m = o.m_given ? o.m : 0,
+                                       .v = o.v_given ? o.v : 0,
+                                       .w_share = o.w_share,
+                                       .json = o.json};
+        return pps_sim_from(&fo);
+    }
     memset(cases, 0, sizeof(cases));
     if ((rc = make_costs(&o, &costs)))
         return rc == PPS_ENOMEM ? PPS_EXIT_FAIL : rc;
