@@ -83,4 +83,9 @@ void pps__analysis_judge(struct pps_report *rep);
 double pps__analysis_on_basis(const struct pps_report *rep, const struct pps_sim_result *r);
 
 
+/* A run made with a pending-W budget (meta stage_w_budget of each rank, the stage) ran its
+ * schedule reordered: *sched is replaced by that order where one applies. 0 or negative. */
+int pps__analysis_w_budget(const struct pps_run *run, struct pps_schedule *sched,
+                           struct pps_err *perr);
+
 #endif

@@ -160,8 +160,8 @@ static void check_predictable(const struct pps_run *run, const struct pps_report
  * shard per stage) ran its schedule reordered; the prediction simulates that order too.
  * Returns 0 with *sched replaced when a budget applies, or a negative code.
  */
-static int apply_w_budget(const struct pps_run *run, struct pps_schedule *sched,
-                          struct pps_err *perr)
+int pps__analysis_w_budget(const struct pps_run *run, struct pps_schedule *sched,
+                           struct pps_err *perr)
 {
     struct pps_schedule budgeted = PPS_SCHEDULE_INIT;
     int *budget = calloc((size_t)sched->p, sizeof(int)), any = 0, rc = 0;
@@ -358,7 +358,7 @@ int pps__analysis_predict(const struct pps_run *run, struct pps_report *rep, str
     else
         rc = copy_schedule(&rep->observed, &sched, &perr);
     if (!rc)
-        rc = apply_w_budget(run, &sched, &perr);
+        rc = pps__analysis_w_budget(run, &sched, &perr);
     if (rc == PPS_ENOMEM) {
         ret = pps_err_set(err, rc, "%s", perr.msg);
         goto out;

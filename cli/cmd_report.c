@@ -12,6 +12,7 @@
 #include "analysis.h"
 #include "cli.h"
 #include "pps_text.h"
+#include "report_memory.h"
 
 static const char usage_text[] =
     "usage: ppscope report [--json] RUN\n"
@@ -344,11 +345,12 @@ static void print_flags(FILE *f, const struct pps_flag_list *fl)
 }
 
 static void print_text(FILE *f, const struct pps_run *run, const struct pps_report *rep,
-                       const struct pps_flag_list *fl)
+                       const struct pps_flag_list *fl, const struct pps_memory *mem)
 {
     print_header(f, run, rep);
     if (rep->n_iters > 0)
         print_table(f, rep);
+    pps_report_memory_text(f, mem);
     print_links(f, rep);
     if (rep->host.known)
         fprintf(f, "\n");
@@ -521,7 +523,7 @@ static void json_status(struct pps_json *j, const struct pps_run *run,
 }
 
 static void print_json(FILE *f, const struct pps_run *run, const struct pps_report *rep,
-                       const struct pps_flag_list *fl)
+                       const struct pps_flag_list *fl, const struct pps_memory *mem)
 {
     struct pps_json j;
     char verdict[512];
@@ -606,6 +608,7 @@ static void print_json(FILE *f, const struct pps_run *run, const struct pps_repo
     pps_json_end_array(&j);
     json_ns(&j, "total_window_ns", rep->total_window_ns);
     json_stages(&j, "stages", rep->total, rep->n_stages);
+    pps_report_memory_json(&j, mem);
     pps_json_end_object(&j);
     pps_json_finish(&j);
 }
@@ -618,6 +621,7 @@ int pps_cmd_report(int argc, char **argv)
     struct pps_run *run = NULL;
     struct pps_report *rep = NULL;
     struct pps_flag_list flags = PPS_FLAG_LIST_INIT;
+    struct pps_memory mem;
     struct pps_err err = {0, ""};
     int json = 0;
     int rc = PPS_EXIT_OK;
@@ -629,6 +633,7 @@ int pps_cmd_report(int argc, char **argv)
     };
     int c;
 
+    memset(&mem, 0, sizeof(mem));
     opterr = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
@@ -657,20 +662,22 @@ int pps_cmd_report(int argc, char **argv)
         goto out;
     }
     if (pps_analysis_report(run, &rep, &err) < 0 ||
-        pps_analysis_flags(run, rep, &flags, &err) < 0) {
+        pps_analysis_flags(run, rep, &flags, &err) < 0 ||
+        pps_analysis_memory(run, rep, &mem, &err) < 0) {
         rc = pps_cli_fail("report", &err);
         goto out;
     }
     if (json)
-        print_json(stdout, run, rep, &flags);
+        print_json(stdout, run, rep, &flags, &mem);
     else
-        print_text(stdout, run, rep, &flags);
+        print_text(stdout, run, rep, &flags, &mem);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         err.code = PPS_EIO;
         snprintf(err.msg, sizeof(err.msg), "could not write the report to stdout");
         rc = pps_cli_fail("report", &err);
     }
 out:
+    pps_memory_release(&mem);
     pps_flag_list_release(&flags);
     pps_report_free(rep);
     pps_run_free(run);

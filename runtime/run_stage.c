@@ -207,6 +207,24 @@ static int write_meta(struct pps__run_sched *rs, int stage, struct pps_tracer *t
     rc |= pps_trace_meta_int(t, "seed", (int64_t)s->seed);
     snprintf(buf, sizeof(buf), "%g", (double)s->adamw.lr);
     rc |= pps_trace_meta(t, "lr", buf);
+    /* What a microbatch holds after F through each of the stage's chunks, and after B while its
+     * W is pending: the units of the report's memory model (analysis/memory.h). The emulation
+     * keeps half of F's bytes for a pending W (emu.h). */
+    for (int after = 0; after < 2; after++) {
+        buf[0] = '\0';
+        for (int ch = 0; ch < rs->v; ch++) {
+            size_t after_f = 0, after_b = 0, used = strlen(buf);
+            int vs = ch * rs->p + stage;
+
+            pps_model_act_bytes(s, rs->first_block[vs + 1] - rs->first_block[vs], vs == 0,
+                                vs == rs->nvs - 1, &after_f, &after_b);
+            if (c->backend == PPS_BACKEND_EMU)
+                after_b = after_f / 2;
+            snprintf(buf + used, sizeof(buf) - used, "%s%zu", ch ? "," : "",
+                     after ? after_b : after_f);
+        }
+        rc |= pps_trace_meta(t, after ? "act_bytes_b" : "act_bytes_f", buf);
+    }
     snprintf(buf, sizeof(buf),
              "byte-level LM: %d residual MLP blocks, hidden %d, mlp %dx, seq %d, microbatch %d, "
              "%zu parameters",

@@ -3,6 +3,7 @@
 pps_unit_test(test_analysis pps_analysis pps_schedule pps_storage)
 pps_unit_test(test_analysis_evidence pps_analysis pps_schedule pps_storage)
 pps_cli_test(report_cli)
+pps_cli_test(report_memory)
 if(TARGET pps_mkrun)
   set_tests_properties(report_cli PROPERTIES ENVIRONMENT "PPS_MKRUN=$<TARGET_FILE:pps_mkrun>")
 endif()

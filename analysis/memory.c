@@ -1,0 +1,169 @@
+/*
+ * memory.c - measured peak activation memory and pending W's per stage beside the schedule's
+ * own (memory.h): the metrics rows' peaks, and the run's schedule walked op by op with each
+ * chunk's bytes per microbatch.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis_int.h"
+#include "memory.h"
+
+/* The bytes per microbatch of each of stage s's v chunks that meta key of rank s says
+ * ("b0,b1,..."), into bytes[0..v); 0 when the run does not say or says something else. */
+static int chunk_bytes(const struct pps_run *run, int s, const char *key, int v, double *bytes)
+{
+    const char *text = NULL;
+
+    for (size_t i = 0; i < run->n_meta; i++)
+        if (run->meta[i].rank == s && !strcmp(run->meta[i].key, key))
+            text = run->meta[i].value;
+    if (!text)
+        return 0;
+    for (int c = 0; c < v; c++) {
+        char *end;
+        double b = strtod(text, &end);
+
+        if (end == text || !(b >= 0 && b < 1e18) || (*end != ',' && *end != '\0') ||
+            (*end == '\0' && c != v - 1))
+            return 0;
+        bytes[c] = b;
+        text = *end ? end + 1 : end;
+    }
+    return *text == '\0';
+}
+
+/* Stage s of sched walked op by op: the peak bytes (f, b: each chunk's bytes after F and while
+ * its W is pending; NULL: not asked) and the peak pending W's, each after an op as the runtime
+ * samples them. */
+static void walk(const struct pps_schedule *sched, int s, const double *f, const double *b,
+                 double *act_peak, int *pw_peak)
+{
+    double live = 0;
+    int pw = 0;
+
+    *act_peak = 0;
+    *pw_peak = 0;
+    for (size_t i = 0; i < pps_schedule_len(sched, s); i++) {
+        const struct pps_action *a = pps_schedule_at(sched, s, i);
+        double bf = f ? f[a->chunk] : 0, bb = b ? b[a->chunk] : 0;
+
+        switch (a->op) {
+        case PPS_OP_F:
+            live += bf;
+            break;
+        case PPS_OP_B:
+            live += bb - bf;
+            pw++;
+            break;
+        case PPS_OP_W:
+            live -= bb;
+            pw--;
+            break;
+        default: /* BW */
+            live -= bf;
+            break;
+        }
+        if (live > *act_peak)
+            *act_peak = live;
+        if (pw > *pw_peak)
+            *pw_peak = pw;
+    }
+}
+
+/* The run's schedule as it ran (generated, or the observed order, with its W budget). */
+static int run_schedule(const struct pps_run *run, const struct pps_report *rep,
+                        struct pps_schedule *sched, struct pps_err *perr)
+{
+    size_t n;
+    int rc;
+
+    if (rep->sched_kind >= 0) {
+        if ((rc = pps_schedule_check_params(rep->sched_kind, rep->p, rep->m, rep->v, perr)) < 0 ||
+            (rc = pps_schedule_generate(sched, rep->sched_kind, rep->p, rep->m, rep->v, perr)) < 0)
+            return rc;
+    } else if (rep->observed.actions) {
+        n = rep->observed.start[rep->observed.p];
+        if (pps_schedule_alloc(sched, rep->observed.p, rep->observed.m, rep->observed.v, n) < 0)
+            return pps_err_set(perr, PPS_ENOMEM, "out of memory");
+        memcpy(sched->actions, rep->observed.actions, n * sizeof(*sched->actions));
+        memcpy(sched->start, rep->observed.start,
+               (size_t)(rep->observed.p + 1) * sizeof(*sched->start));
+        sched->kind = -1;
+    } else {
+        return pps_err_set(perr, PPS_EINVAL, "the run's schedule is not known");
+    }
+    return pps__analysis_w_budget(run, sched, perr);
+}
+
+int pps_analysis_memory(const struct pps_run *run, const struct pps_report *rep,
+                        struct pps_memory *mem, struct pps_err *err)
+{
+    struct pps_schedule sched = PPS_SCHEDULE_INIT;
+    struct pps_err perr = {0, ""};
+    double *bytes = NULL;
+    int n = rep->n_stages, rc = 0;
+
+    memset(mem, 0, sizeof(*mem));
+    mem->n_stages = n;
+    if (n > 0 && !(mem->stages = calloc((size_t)n, sizeof(*mem->stages))))
+        return pps_err_set(err, PPS_ENOMEM, "out of memory for the memory figures");
+    for (int s = 0; s < n; s++) {
+        mem->stages[s] = (struct pps_memory_stage){s, -1, -1, NAN, -1};
+    }
+    for (size_t i = 0; i < run->n_metrics; i++) {
+        const struct pps_metric *m = &run->metrics[i];
+        struct pps_memory_stage *st;
+
+        if (m->stage < 0 || m->stage >= n)
+            continue;
+        st = &mem->stages[m->stage];
+        if (m->act_bytes >= 0 && m->act_bytes > st->act_peak)
+            st->act_peak = m->act_bytes;
+        if (m->pending_w >= 0 && m->pending_w > st->pw_peak)
+            st->pw_peak = m->pending_w;
+        mem->have_measured |= m->act_bytes >= 0 || m->pending_w >= 0;
+    }
+
+    if (rep->p < 1 || rep->n_stages != rep->p) {
+        snprintf(mem->note, sizeof(mem->note), "the run's stages are not its p");
+        goto out;
+    }
+    rc = run_schedule(run, rep, &sched, &perr);
+    if (rc == PPS_ENOMEM) {
+        rc = pps_err_set(err, rc, "out of memory for the schedule");
+        goto out;
+    }
+    if (rc < 0) {
+        snprintf(mem->note, sizeof(mem->note), "%.150s", perr.msg);
+        rc = 0;
+        goto out;
+    }
+    if (!(bytes = calloc(2 * (size_t)sched.v, sizeof(double)))) {
+        rc = pps_err_set(err, PPS_ENOMEM, "out of memory for the memory figures");
+        goto out;
+    }
+    mem->have_predicted = 1;
+    for (int s = 0; s < n; s++) {
+        double act, *f = bytes, *b = bytes + sched.v;
+        int have = chunk_bytes(run, s, "act_bytes_f", sched.v, f) &&
+                   chunk_bytes(run, s, "act_bytes_b", sched.v, b);
+
+        walk(&sched, s, have ? f : NULL, have ? b : NULL, &act, &mem->stages[s].pred_pw);
+        if (have)
+            mem->stages[s].pred_act = act;
+    }
+out:
+    free(bytes);
+    pps_schedule_release(&sched);
+    return rc;
+}
+
+void pps_memory_release(struct pps_memory *mem)
+{
+    if (!mem)
+        return;
+    free(mem->stages);
+    memset(mem, 0, sizeof(*mem));
+}
