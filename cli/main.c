@@ -20,6 +20,7 @@ static const struct command commands[] = {
     {"import", pps_cmd_import, "Nsight Systems or Kineto traces into a run, to view and report"},
     {"view", pps_cmd_view, "per-stage timelines, live or post-mortem, bubble and flags; A/B"},
     {"export", pps_cmd_export, "a run as Perfetto JSON, SVG, CSV or OpenMetrics"},
+    {"compare", pps_cmd_compare, "two runs side by side: B - A, beyond noise, --fail-if gates"},
     {NULL, NULL, NULL},
 };
 

@@ -4,6 +4,8 @@ pps_unit_test(test_analysis pps_analysis pps_schedule pps_storage)
 pps_unit_test(test_analysis_evidence pps_analysis pps_schedule pps_storage)
 pps_cli_test(report_cli)
 pps_cli_test(report_memory)
+# `ppscope compare A B`: against the simulator's known bubble and idle, and emu runs.
+pps_cli_test(compare_cli)
 if(TARGET pps_mkrun)
   set_tests_properties(report_cli PROPERTIES ENVIRONMENT "PPS_MKRUN=$<TARGET_FILE:pps_mkrun>")
 endif()
