@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compare.h"
 #include "tui_int.h"
 
 static const char *const pane_names[PPS_TUI_PANE_COUNT] = {"Stats", "Flags+charts", "A/B delta"};
@@ -496,15 +497,66 @@ struct delta_row {
     int better;
 };
 
-/* Rows of the delta table (at most max): schedule, iteration, bubble, peak activations and each
- * stage's idle. Returns how many. */
+/* A figure of compare.h in its unit: a duration, a fraction, bytes or a count. */
+static void cmp_value(int figure, double v, int sign, char *buf, size_t len)
+{
+    char t[32];
+
+    if (isnan(v)) {
+        snprintf(buf, len, "n/a");
+    } else if (figure == PPS_CMP_BUBBLE || figure == PPS_CMP_STEADY_BUBBLE) {
+        snprintf(buf, len, sign ? "%+.1f pp" : "%.1f%%", 100 * v);
+    } else if (figure == PPS_CMP_ACT) {
+        snprintf(buf, len, sign ? "%+.2f MiB" : "%.2f MiB", v / 1048576.0);
+    } else if (figure == PPS_CMP_PENDING_W) {
+        snprintf(buf, len, sign ? "%+.0f" : "%.0f", v);
+    } else {
+        pps_tui_format_ns(v, t, sizeof(t));
+        snprintf(buf, len, "%s%s", sign && v > 0 ? "+" : "", t);
+    }
+}
+
+/* A row from compare's row c: B - A with its relative change, coloured only where the change is
+ * beyond the runs' own spread ("~": within it, noise as far as the runs can tell). */
+static void cmp_row(const struct pps_cmp_row *c, const char *name, struct delta_row *r)
+{
+    int frac = c->figure == PPS_CMP_BUBBLE || c->figure == PPS_CMP_STEADY_BUBBLE;
+
+    snprintf(r->name, sizeof(r->name), "%s", name);
+    cmp_value(c->figure, c->a, 0, r->a, sizeof(r->a));
+    cmp_value(c->figure, c->b, 0, r->b, sizeof(r->b));
+    cmp_value(c->figure, c->diff, 1, r->d, sizeof(r->d));
+    if (!frac && !isnan(c->ratio) && !isnan(c->diff)) {
+        size_t used = strlen(r->d);
+        snprintf(r->d + used, sizeof(r->d) - used, " (%+.1f%%)", 100 * (c->ratio - 1));
+    }
+    if (c->beyond == 0) {
+        size_t used = strlen(r->d);
+        snprintf(r->d + used, sizeof(r->d) - used, " ~");
+    }
+    r->better = c->beyond == 0 ? 0 : less_is_better(c->a, c->b);
+}
+
+static const char *const cmp_names[PPS_CMP_FIGURE_COUNT] = {
+    "iteration", "window", "bubble", "steady bubble", "busy", "idle", "wait", "peak act",
+    "pending W"};
+
+/*
+ * Rows of the delta table (at most max): the schedules, then the figures `ppscope compare`
+ * gives (compare.h: iteration, window, bubble, steady bubble, pending W's; per stage busy, idle
+ * and wait per iteration, each stage's peak activations), with peak activations from the
+ * prediction's microbatches where neither run measured its bytes. Returns how many.
+ */
 static int delta_rows(const struct pps_tui *ui, struct delta_row *rows, int max)
 {
     const struct pps_report *ra = ui->models[0].rep, *rb = ui->models[1].rep;
-    double ia = mean_iter(ra), ib = mean_iter(rb), pa, pb;
+    struct pps_compare_side sa = {ui->models[0].run, ra, &ui->models[0].flags};
+    struct pps_compare_side sb = {ui->models[1].run, rb, &ui->models[1].flags};
+    struct pps_compare *cmp = NULL;
+    struct pps_err err = {0, ""};
+    double pa, pb;
     int n = 0, ua, ub;
     struct delta_row *r;
-    char t[32];
 
     if (n < max) {
         r = &rows[n++];
@@ -514,29 +566,12 @@ static int delta_rows(const struct pps_tui *ui, struct delta_row *rows, int max)
         r->d[0] = '\0';
         r->better = 0;
     }
-    if (n < max) {
-        r = &rows[n++];
-        snprintf(r->name, sizeof(r->name), "iteration");
-        pps_tui_format_ns(ia, r->a, sizeof(r->a));
-        pps_tui_format_ns(ib, r->b, sizeof(r->b));
-        pps_tui_format_ns(ib - ia, t, sizeof(t));
-        if (!isnan(ia) && ia > 0 && !isnan(ib))
-            snprintf(r->d, sizeof(r->d), "%s%s (%+.1f%%)", ib > ia ? "+" : "", t,
-                     100 * (ib - ia) / ia);
-        else
-            snprintf(r->d, sizeof(r->d), "%s", t);
-        r->better = less_is_better(ia, ib);
-    }
-    if (n < max) {
-        r = &rows[n++];
-        snprintf(r->name, sizeof(r->name), "bubble");
-        pct(ra->bubble, r->a, sizeof(r->a));
-        pct(rb->bubble, r->b, sizeof(r->b));
-        if (isnan(ra->bubble) || isnan(rb->bubble))
-            snprintf(r->d, sizeof(r->d), "n/a");
-        else
-            snprintf(r->d, sizeof(r->d), "%+.1f pp", 100 * (rb->bubble - ra->bubble));
-        r->better = less_is_better(ra->bubble, rb->bubble);
+    if (pps_compare_runs(&sa, &sb, &cmp, &err) < 0)
+        return n; /* out of memory: the schedules only */
+    for (int k = PPS_CMP_ITER; k <= PPS_CMP_STEADY_BUBBLE && n < max; k++) {
+        const struct pps_cmp_row *c = pps_compare_find(cmp, k, -1);
+        if (c)
+            cmp_row(c, cmp_names[k], &rows[n++]);
     }
     if (n < max) {
         r = &rows[n++];
@@ -549,20 +584,22 @@ static int delta_rows(const struct pps_tui *ui, struct delta_row *rows, int max)
         peak_text(ua == ub ? ua : PEAK_NONE, pb - pa, 1, r->d, sizeof(r->d));
         r->better = ua == ub && ua != PEAK_NONE ? less_is_better(pa, pb) : 0;
     }
-    for (int s = 0; n < max && (s < ra->n_stages || s < rb->n_stages); s++) {
-        double fa = s < ra->n_stages && ra->total[s].present ? ra->total[s].idle_frac : NAN;
-        double fb = s < rb->n_stages && rb->total[s].present ? rb->total[s].idle_frac : NAN;
-
-        r = &rows[n++];
-        snprintf(r->name, sizeof(r->name), "idle stage %d", s);
-        pct(fa, r->a, sizeof(r->a));
-        pct(fb, r->b, sizeof(r->b));
-        if (isnan(fa) || isnan(fb))
-            snprintf(r->d, sizeof(r->d), "n/a");
-        else
-            snprintf(r->d, sizeof(r->d), "%+.1f pp", 100 * (fb - fa));
-        r->better = less_is_better(fa, fb);
+    if (n < max) {
+        const struct pps_cmp_row *c = pps_compare_find(cmp, PPS_CMP_PENDING_W, -1);
+        if (c && !isnan(c->a) && !isnan(c->b))
+            cmp_row(c, cmp_names[PPS_CMP_PENDING_W], &rows[n++]);
     }
+    for (int s = 0; cmp->per_stage && s < cmp->p_a; s++)
+        for (int k = PPS_CMP_BUSY; k <= PPS_CMP_PENDING_W && n < max; k++) {
+            const struct pps_cmp_row *c = pps_compare_find(cmp, k, s);
+            char name[24];
+
+            if (!c || (isnan(c->a) && isnan(c->b)))
+                continue;
+            snprintf(name, sizeof(name), "%s stage %d", cmp_names[k], s);
+            cmp_row(c, name, &rows[n++]);
+        }
+    pps_compare_free(cmp);
     return n;
 }
 

@@ -167,7 +167,11 @@ expect_exit 0 view --once --ascii --size 120x40 "$A" "$B"
 grep -q "^A s0" "$T/out" && grep -q "^B s3" "$T/out" || fail "A/B lanes missing"
 grep -q "B is 22.2% faster than A: 27.0ms vs 33.0ms per iteration (1.22x)" "$T/out" ||
     fail "A/B verdict missing: $(cat "$T/out")"
-grep -q "^ idle stage 3 *27.3% *11.1% -16.2 pp" "$T/out" || fail "per-stage idle delta missing"
+# The figures `ppscope compare` gives: 1F1B idles (p-1)(tF+tB+tW) = 9 ms a stage, ZB-H1 3 ms.
+grep -q "^ idle stage 3 *9.00ms *3.00ms -6.00ms (-66.7%)$" "$T/out" || fail "per-stage idle delta missing"
+grep -q "^ bubble *27.3% *11.1% -16.2 pp$" "$T/out" || fail "bubble delta missing"
+# An unchanged figure of runs without spread is no change: "~", not a colour
+grep -q "^ busy stage 0 *24.0ms *24.0ms 0ns (+0.0%) ~$" "$T/out" || fail "busy delta: $(grep busy "$T/out")"
 # Peak activations: both from the prediction (sim writes no metrics), B - A in their unit.
 grep -q "^ peak activations *4.00 mb (pred.) *4.00 mb (pred.) +0.00 mb (pred.)$" "$T/out" ||
     fail "peak activations delta: $(grep "peak activations" "$T/out")"
