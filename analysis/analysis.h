@@ -17,6 +17,9 @@
  *   bubble            sum of idle over the stages / (stages * window); the run's bubble is the
  *                     mean of its iterations' bubbles
  *   iteration time    the steady period (one iteration's end to the next's), else the window
+ *   idle by phase     a stage's idle in one window cut at its first backward's start, its last
+ *                     forward's end and its last op's end: warm-up, steady, cool-down, barrier
+ *                     (schedule.h, pps_phase_edges; phase.c)
  * No I/O here: the CLI and the TUI print what this computes.
  *
  *   struct pps_report *rep = NULL;
@@ -52,6 +55,10 @@ struct pps_stage_stats {
     double idle_ns;                  /* window - compute */
     double wait_ns;                  /* WAIT spans inside the window (= busy_ns[PPS_SPAN_WAIT]) */
     double idle_frac;                /* idle_ns / window; 0 for an empty window */
+    /* idle_ns by phase (enum pps_phase: warm-up, steady, cool-down, barrier; phase.c): the four
+     * add up to idle_ns in an iteration's stages[]; in total[], each is summed over the whole
+     * iterations (the sum of the four is total idle_ns where windows do not overlap). */
+    double phase_idle_ns[PPS_PHASE_COUNT];
 };
 
 struct pps_iter_stats {
@@ -59,6 +66,9 @@ struct pps_iter_stats {
     int64_t t0, t1; /* the window, ns on rank 0's clock */
     double window_ns;
     double bubble; /* 0 for an empty window */
+    /* The bubble by phase: the present stages' idle in each phase over (stages * window); the
+     * four add up to bubble (0 for an empty window; phase.c). */
+    double phase_bubble[PPS_PHASE_COUNT];
     /* The iteration holds fewer ops than its schedule runs (or, with the schedule unknown, it is
      * the last of a run still written or cut short, with fewer ops than the one before): a run
      * that stopped (or is still) in it. Its figures are left out of every total. */
@@ -147,6 +157,9 @@ struct pps_report {
     double total_window_ns;        /* from the first window's start to the last one's end */
     double bubble;                 /* mean of the iterations' bubbles; NaN with no iteration */
     double bubble_spread;          /* their standard deviation; NaN with fewer than two */
+    /* The bubble by phase: the mean over the same iterations of the present stages' idle in
+     * the phase over (stages * window); the four add up to bubble. NaN with no iteration. */
+    double phase_bubble[PPS_PHASE_COUNT];
     /* Iterations 1..N-1 back to back, as the simulator's steady state: their period (last end
      * of iteration N-1 minus last end of iteration 0, over N-1) and 1 - busy / (stages * that
      * time). What post-validated runs, whose iterations overlap, are judged by. NaN with
@@ -228,6 +241,18 @@ struct pps_report {
 int pps_analysis_report(const struct pps_run *run, struct pps_report **out, struct pps_err *err);
 /* Frees rep and everything it holds; pps_report_free(NULL) is a no-op. */
 void pps_report_free(struct pps_report *rep);
+
+/*
+ * One stage's idle in the iteration window [t0, t1) by phase, into idle_ns (enum pps_phase;
+ * schedule.h defines the edges): from the stage's F, B, W and BW spans labelled iter, its first
+ * backward's start, last forward's end and last op's end; in each phase, its length less the
+ * union of the stage's compute spans (F, B, W, BW, OPT, whatever their label) in it. spans (n of
+ * them) are sorted by start and hold at least every span of the stage that reaches into the
+ * window (the ones before may be left out). The four add up to the window less that union:
+ * the stage's idle_ns, to the nanosecond. The report fills phase_idle_ns with it.
+ */
+void pps_analysis_phase_split(const struct pps_span *spans, size_t n, int32_t iter, int64_t t0,
+                              int64_t t1, double idle_ns[PPS_PHASE_COUNT]);
 
 enum pps_verdict {
     PPS_VERDICT_NONE = 0,     /* nothing measured, or no prediction to compare with */

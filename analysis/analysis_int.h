@@ -75,6 +75,11 @@ int pps__analysis_infer_schedule(const struct pps_run *run, struct pps_report *r
 /* Fills rep->host from the runtime's host_* meta keys (host.h). Returns 0. */
 int pps__analysis_host(const struct pps_run *run, struct pps_report *rep, struct pps_err *err);
 
+/* Sets each iteration's phase_bubble, sums the whole iterations' idle by phase into
+ * rep->total[] and sets rep->phase_bubble, their mean (phase.c).
+ * Needs the iterations measured and their partial ones marked. */
+void pps__analysis_phase_totals(struct pps_report *rep);
+
 /* Sets the verdict's basis, its measured and predicted figures, spread and tolerance. */
 void pps__analysis_judge(struct pps_report *rep);
 

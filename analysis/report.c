@@ -1,7 +1,7 @@
 /*
  * report.c - measures a loaded run: the iteration windows, each stage's busy time by kind, idle,
  * wait and the bubble, per iteration and over the run. The costs and the prediction come from
- * predict.c, the verdict from verdict.c.
+ * predict.c, the verdict from verdict.c, the idle by phase from phase.c.
  *
  * Each stage's spans are swept once per window. Spans are sorted by start, so every kind's
  * union (and the union of all compute kinds) is one running "covered up to" mark: overlapping
@@ -223,7 +223,11 @@ static void measure_iters(const struct pps_run *run, const struct stage_index *i
 
         is->window_ns = (double)(is->t1 - is->t0);
         for (int s = 0; s < rep->n_stages; s++) {
+            size_t from = first_reaching(&ix[s], is->t0);
+
             measure_stage(&ix[s], is->t0, is->t1, &is->stages[s]);
+            pps_analysis_phase_split(ix[s].n ? ix[s].spans + from : NULL, ix[s].n - from, is->iter,
+                                     is->t0, is->t1, is->stages[s].phase_idle_ns);
             is->stages[s].present = rep->total[s].present;
             if (is->stages[s].present)
                 idle += is->stages[s].idle_ns;
@@ -611,6 +615,8 @@ static int report_init(const struct pps_run *run, int n_iters, const int32_t *la
             rep->dropped = INT64_MAX;
     rep->bubble = NAN;
     rep->bubble_spread = NAN;
+    for (int k = 0; k < PPS_PHASE_COUNT; k++)
+        rep->phase_bubble[k] = NAN;
     rep->steady_bubble = NAN;
     rep->steady_period_ns = NAN;
     rep->steady_spread = NAN;
@@ -755,6 +761,7 @@ int pps_analysis_report(const struct pps_run *given, struct pps_report **out, st
     measure_iters(run, ix, labels, rep);
     mark_partial(rep);
     sum_iters(ix, rep);
+    pps__analysis_phase_totals(rep);
     count_outside(run, rep);
     ret = steady_state(run, labels, rep, err);
     if (ret < 0)

@@ -1,7 +1,8 @@
 /*
  * cmd_report.c - `ppscope report RUN [--json]`: each stage's busy, idle and waiting time in a
- * run, the measured bubble beside the theory and the simulator's prediction, and one line that
- * says what the difference means. analysis/ computes every figure; this file only prints them.
+ * run, its idle by phase, the measured bubble beside the theory and the simulator's prediction,
+ * and one line that says what the difference means; `--iterations`, one row per iteration
+ * (report_iters.c). analysis/ computes every figure; this file only prints them.
  */
 #include <getopt.h>
 #include <math.h>
@@ -12,21 +13,30 @@
 #include "analysis.h"
 #include "cli.h"
 #include "pps_text.h"
+#include "report_iters.h"
 #include "report_memory.h"
 
 static const char usage_text[] =
     "usage: ppscope report [--json] RUN\n"
+    "       ppscope report --iterations [--csv | --json] RUN\n"
     "\n"
     "Measures a run (a directory of per-rank shards, or a merged file): per stage, the time\n"
     "spent in F, B, W, BW and the optimizer, the idle and the waiting time; the bubble beside\n"
     "the theory, (p-1)/m and (p-1)/(v*m+p-1), and beside the simulator's prediction for the\n"
-    "run's schedule with the op costs and links the run measured; each link's transfer time;\n"
+    "run's schedule with the op costs and links the run measured; each stage's idle by phase\n"
+    "(warm-up to its first backward, steady to its last forward, cool-down to its last op,\n"
+    "then the optimizer barrier); each link's transfer time;\n"
     "how long the stage threads waited for a CPU core; the verdict (what explains the bubble)\n"
     "and every flag with its evidence. docs/analysis.md defines each figure.\n"
     "\n"
     "options:\n"
-    "  --json      print the figures as one JSON document on stdout\n"
-    "  -h, --help  show this help\n";
+    "  --json        print the figures as one JSON document on stdout\n"
+    "  --iterations  one row per iteration instead: iteration, partial, window start and\n"
+    "                length, iteration time (end to end), bubble and its phases, loss (where\n"
+    "                the run's metrics have one) and each stage's idle time; as CSV with a\n"
+    "                header row (--csv, the default), or as JSON lines (--json)\n"
+    "  --csv         with --iterations: CSV\n"
+    "  -h, --help    show this help\n";
 
 /* Compute kinds in the order the table shows them. */
 static const int table_kinds[] = {PPS_SPAN_F, PPS_SPAN_B, PPS_SPAN_W, PPS_SPAN_BW, PPS_SPAN_OPT};
@@ -215,6 +225,44 @@ static void print_table(FILE *f, const struct pps_report *rep)
     }
 }
 
+/* Each stage's idle per whole iteration split by phase (analysis/phase.c), and the bubble's
+ * split below it: the four columns add up to the idle column and to the bubble. */
+static void print_phases(FILE *f, const struct pps_report *rep)
+{
+    double max_ns = 0;
+    struct time_unit u;
+
+    if (rep->n_full < 1)
+        return;
+    for (int s = 0; s < rep->n_stages; s++)
+        for (int k = 0; k < PPS_PHASE_COUNT; k++)
+            if (rep->total[s].present && rep->total[s].phase_idle_ns[k] / rep->n_full > max_ns)
+                max_ns = rep->total[s].phase_idle_ns[k] / rep->n_full;
+    u = unit_for(max_ns);
+    fprintf(f,
+            "\nidle by phase, %s per iteration: warm-up to the stage's first backward, steady "
+            "to its\nlast forward, cool-down to its last op, then the optimizer barrier\n",
+            u.name);
+    fprintf(f, "stage   warm-up    steady cool-down   barrier      idle\n");
+    for (int s = 0; s < rep->n_stages; s++) {
+        const struct pps_stage_stats *t = &rep->total[s];
+        double sum = 0;
+
+        if (!t->present)
+            continue;
+        fprintf(f, "%5d", s);
+        for (int k = 0; k < PPS_PHASE_COUNT; k++) {
+            fprintf(f, " %9.3f", t->phase_idle_ns[k] / rep->n_full / u.ns);
+            sum += t->phase_idle_ns[k];
+        }
+        fprintf(f, " %9.3f\n", sum / rep->n_full / u.ns);
+    }
+    fprintf(f, "bubble");
+    for (int k = 0; k < PPS_PHASE_COUNT; k++)
+        fprintf(f, "%s%8.1f%%", k ? " " : "", 100 * rep->phase_bubble[k]);
+    fprintf(f, " %8.1f%%\n", 100 * rep->bubble);
+}
+
 static void print_links(FILE *f, const struct pps_report *rep)
 {
     char a[32], b[32];
@@ -348,8 +396,10 @@ static void print_text(FILE *f, const struct pps_run *run, const struct pps_repo
                        const struct pps_flag_list *fl, const struct pps_memory *mem)
 {
     print_header(f, run, rep);
-    if (rep->n_iters > 0)
+    if (rep->n_iters > 0) {
         print_table(f, rep);
+        print_phases(f, rep);
+    }
     pps_report_memory_text(f, mem);
     print_links(f, rep);
     if (rep->host.known)
@@ -392,6 +442,18 @@ static void json_stage(struct pps_json *j, const struct pps_stage_stats *st)
     json_ns(j, "idle_ns", st->idle_ns);
     pps_json_double(j, "idle_frac", st->idle_frac);
     json_ns(j, "wait_ns", st->wait_ns);
+    pps_json_begin_object(j, "phase_idle_ns");
+    for (int k = 0; k < PPS_PHASE_COUNT; k++)
+        json_ns(j, pps_phase_name(k), st->phase_idle_ns[k]);
+    pps_json_end_object(j);
+    pps_json_end_object(j);
+}
+
+static void json_phase_bubble(struct pps_json *j, const double *phase_bubble)
+{
+    pps_json_begin_object(j, "phase_bubble");
+    for (int k = 0; k < PPS_PHASE_COUNT; k++)
+        pps_json_double(j, pps_phase_name(k), phase_bubble[k]);
     pps_json_end_object(j);
 }
 
@@ -558,6 +620,7 @@ static void print_json(FILE *f, const struct pps_run *run, const struct pps_repo
     pps_json_int(&j, "spans_without_iteration", (int64_t)rep->n_no_iter);
     pps_json_double(&j, "bubble", rep->bubble);
     pps_json_double(&j, "bubble_spread", rep->bubble_spread);
+    json_phase_bubble(&j, rep->phase_bubble);
     pps_json_double(&j, "steady_bubble", rep->steady_bubble);
     pps_json_double(&j, "steady_spread", rep->steady_spread);
     pps_json_double(&j, "steady_period_ns", rep->steady_period_ns);
@@ -601,6 +664,7 @@ static void print_json(FILE *f, const struct pps_run *run, const struct pps_repo
         pps_json_int(&j, "t1_ns", is->t1);
         json_ns(&j, "window_ns", is->window_ns);
         pps_json_double(&j, "bubble", is->bubble);
+        json_phase_bubble(&j, is->phase_bubble);
         pps_json_bool(&j, "partial", is->partial);
         json_stages(&j, "stages", is->stages, is->n_stages);
         pps_json_end_object(&j);
@@ -623,11 +687,13 @@ int pps_cmd_report(int argc, char **argv)
     struct pps_flag_list flags = PPS_FLAG_LIST_INIT;
     struct pps_memory mem;
     struct pps_err err = {0, ""};
-    int json = 0;
+    int json = 0, iterations = 0, csv = 0;
     int rc = PPS_EXIT_OK;
 
     static const struct option longopts[] = {
         {"json", no_argument, NULL, 'j'},
+        {"iterations", no_argument, NULL, 'i'},
+        {"csv", no_argument, NULL, 'c'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -642,10 +708,22 @@ int pps_cmd_report(int argc, char **argv)
             goto out;
         } else if (c == 'j') {
             json = 1;
+        } else if (c == 'i') {
+            iterations = 1;
+        } else if (c == 'c') {
+            csv = 1;
         } else {
             rc = pps_cli_usage_error("report", "unknown option '%s'", argv[optind - 1]);
             goto out;
         }
+    }
+    if (csv && !iterations) {
+        rc = pps_cli_usage_error("report", "--csv goes with --iterations");
+        goto out;
+    }
+    if (csv && json) {
+        rc = pps_cli_usage_error("report", "--csv or --json, not both");
+        goto out;
     }
     if (argc - optind > 1) {
         rc = pps_cli_usage_error("report", "one run at a time: got '%s' and '%s'", argv[optind],
@@ -667,7 +745,9 @@ int pps_cmd_report(int argc, char **argv)
         rc = pps_cli_fail("report", &err);
         goto out;
     }
-    if (json)
+    if (iterations)
+        pps_report_print_iterations(stdout, run, rep, json);
+    else if (json)
         print_json(stdout, run, rep, &flags, &mem);
     else
         print_text(stdout, run, rep, &flags, &mem);

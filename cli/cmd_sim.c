@@ -40,7 +40,9 @@ static void usage(FILE *f)
             "Simulates pipeline schedules: each stage runs its actions in order, each action as\n"
             "soon as its stage is free and its inputs have arrived. Prints the predicted\n"
             "timeline, makespan, bubble (idle over the iteration), the steady-state bubble when\n"
-            "iterations run back to back without an optimizer barrier, and peak activations.\n"
+            "iterations run back to back without an optimizer barrier, peak activations, and\n"
+            "each stage's idle by phase: warm-up (to its first backward), steady (to its last\n"
+            "forward), cool-down (to its last op) and the optimizer barrier (docs/analysis.md).\n"
             "\n"
             "  -s, --schedule S    gpipe, 1f1b, interleaved, zb-h1, zb-h2; a comma list\n"
             "                      compares them (default 1f1b)\n"
@@ -299,6 +301,16 @@ struct sim_case {
     struct pps_sim_result res;
 };
 
+/* The stages' idle in phase ph over (p * makespan): the four add up to the bubble. */
+static double phase_bubble(const struct pps_sim_result *r, int ph)
+{
+    double idle = 0;
+
+    for (int s = 0; s < r->p; s++)
+        idle += r->phase_idle[(size_t)s * PPS_PHASE_COUNT + (size_t)ph];
+    return r->makespan > 0 ? idle / (r->p * r->makespan) : 0.0;
+}
+
 static void json_case(struct pps_json *j, const struct sim_opts *o, const struct sim_case *sc,
                       const struct pps_sim_costs *c)
 {
@@ -334,9 +346,18 @@ static void json_case(struct pps_json *j, const struct sim_opts *o, const struct
         pps_json_double(j, "idle_frac",
                         sc->res.makespan > 0 ? sc->res.idle[s] / sc->res.makespan : 0);
         pps_json_double(j, "peak_activations", sc->res.peak_act[s]);
+        pps_json_begin_object(j, "phase_idle");
+        for (int ph = 0; ph < PPS_PHASE_COUNT; ph++)
+            pps_json_double(j, pps_phase_name(ph),
+                            sc->res.phase_idle[(size_t)s * PPS_PHASE_COUNT + (size_t)ph]);
+        pps_json_end_object(j);
         pps_json_end_object(j);
     }
     pps_json_end_array(j);
+    pps_json_begin_object(j, "phase_bubble");
+    for (int ph = 0; ph < PPS_PHASE_COUNT; ph++)
+        pps_json_double(j, pps_phase_name(ph), phase_bubble(&sc->res, ph));
+    pps_json_end_object(j);
 }
 
 static void text_case(FILE *f, const struct sim_opts *o, const struct sim_case *sc)
@@ -372,6 +393,18 @@ static void text_case(FILE *f, const struct sim_opts *o, const struct sim_case *
     for (int s = 0; s < p; s++)
         fprintf(f, "%5d %9g %9g %6.1f%% %9g\n", s, r->busy[s], r->idle[s],
                 r->makespan > 0 ? 100 * r->idle[s] / r->makespan : 0.0, r->peak_act[s]);
+    /* The idle column split where the stage's first backward starts, its last forward ends and
+     * its last op ends (schedule.h): the four add up to it. */
+    fprintf(f, "idle by phase   warm-up    steady cool-down   barrier\n");
+    for (int s = 0; s < p; s++) {
+        const double *ph = &r->phase_idle[(size_t)s * PPS_PHASE_COUNT];
+        fprintf(f, "%5d         %9g %9g %9g %9g\n", s, ph[PPS_PHASE_WARMUP], ph[PPS_PHASE_STEADY],
+                ph[PPS_PHASE_COOLDOWN], ph[PPS_PHASE_BARRIER]);
+    }
+    fprintf(f, "bubble        ");
+    for (int k = 0; k < PPS_PHASE_COUNT; k++)
+        fprintf(f, " %8.1f%%", 100 * phase_bubble(r, k));
+    fputc('\n', f);
     fputc('\n', f);
 }
 

@@ -181,19 +181,61 @@ struct pps_sim_result {
     double *idle;               /* p entries: makespan - busy */
     double *peak_act;           /* p entries: peak live activations, see the memory model */
     struct pps_sim_span *spans; /* one per action, same indexing as sched->actions */
+    /* p * PPS_PHASE_COUNT entries: stage s's idle in phase ph at [s * PPS_PHASE_COUNT + ph]
+     * (pps_sim_phases); the four add up to idle[s]. */
+    double *phase_idle;
 };
 
 /*
  * List-schedules each stage's actions in order: an action starts when its stage is free and its
  * dependencies have ended (plus tcomm across stages). One iteration with an optimizer barrier
- * gives makespan, busy, idle, bubble and peak activations; iterations run back to back, each stage
- * stepping its optimizer right after its own last action (post-validation), give the steady
- * state. res must be zeroed or released; free with pps_sim_result_release(). Linear in the
- * number of actions. Returns PPS_ESCHEDULE if the schedule deadlocks, PPS_EINVAL on bad costs.
+ * gives makespan, busy, idle (and by phase), bubble and peak activations; iterations run back to
+ * back, each stage stepping its optimizer right after its own last action (post-validation),
+ * give the steady state. res must be zeroed or released; free with pps_sim_result_release().
+ * Linear in the number of actions. Returns PPS_ESCHEDULE if the schedule deadlocks, PPS_EINVAL on
+ * bad costs.
  */
 int pps_simulate(const struct pps_schedule *sched, const struct pps_sim_costs *costs,
                  struct pps_sim_result *res, struct pps_err *err);
 void pps_sim_result_release(struct pps_sim_result *res);
+
+/* ----------------------------------------------------------------------------------------- */
+/* Bubble by phase (phase.c)                                                                 */
+/* ----------------------------------------------------------------------------------------- */
+
+/*
+ * Where in an iteration a stage idles. A stage's iteration window [t0, t1) (for the simulator:
+ * 0 to the makespan, the optimizer step included) is cut at three moments of its own:
+ *   warm-up   [t0, a): a = the start of its first backward (B or BW)
+ *   steady    [a, b):  b = the end of its last forward, where that comes after a (else b = a)
+ *   cool-down [b, c):  c = the end of its last op (F, B, W, BW), where after b (else c = b)
+ *   barrier   [c, t1): after its last op: the wait for the other stages, and the optimizer
+ * Each edge is clamped into the window and never before the one before it, so the phases cover
+ * the window exactly once: a stage's idle in the four adds up to its idle in the window. A stage
+ * with no backward has a = its last forward's end; one with no op at all, a = t1 (all warm-up).
+ * GPipe, whose backwards all follow its forwards, has no steady state.
+ */
+enum pps_phase {
+    PPS_PHASE_WARMUP = 0,
+    PPS_PHASE_STEADY,
+    PPS_PHASE_COOLDOWN,
+    PPS_PHASE_BARRIER,
+    PPS_PHASE_COUNT,
+};
+
+/* "warmup", "steady", "cooldown", "barrier"; "?" out of range. */
+const char *pps_phase_name(int phase);
+
+/* The phases' edges edge[0..4] = t0, a, b, c, t1 as defined above, from the stage's first
+ * backward start, last forward end and last op end (NaN for each it does not have). */
+void pps_phase_edges(double t0, double t1, double first_b, double last_f, double last_op,
+                     double edge[PPS_PHASE_COUNT + 1]);
+
+/* Each stage's idle by phase (p * PPS_PHASE_COUNT entries into idle, as res->phase_idle) from
+ * res's timeline of sched, with every stage's optimizer step (topt) at the barrier, as
+ * pps_simulate lays it out. pps_simulate fills res->phase_idle with it. 0 or PPS_EINVAL. */
+int pps_sim_phases(const struct pps_schedule *sched, const struct pps_sim_result *res, double topt,
+                   double *idle);
 
 /* The bubble as users quote it, (p-1)/m, and exactly, (p-1)/(v*m + p-1). */
 double pps_bubble_quoted(int p, int m);

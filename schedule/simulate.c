@@ -63,6 +63,7 @@ void pps_sim_result_release(struct pps_sim_result *r)
     free(r->idle);
     free(r->peak_act);
     free(r->spans);
+    free(r->phase_idle);
     memset(r, 0, sizeof(*r));
 }
 
@@ -185,8 +186,9 @@ int pps_simulate(const struct pps_schedule *sched, const struct pps_sim_costs *c
     res->idle = calloc((size_t)p, sizeof(double));
     res->peak_act = calloc((size_t)p, sizeof(double));
     res->spans = calloc(n ? n : 1, sizeof(*res->spans));
+    res->phase_idle = calloc((size_t)p * PPS_PHASE_COUNT, sizeof(double));
     end = calloc((size_t)p, sizeof(double));
-    if (!res->busy || !res->idle || !res->peak_act || !res->spans || !end) {
+    if (!res->busy || !res->idle || !res->peak_act || !res->spans || !res->phase_idle || !end) {
         rc = pps_err_set(err, PPS_ENOMEM, "out of memory simulating %zu actions", n);
         goto out;
     }
@@ -206,6 +208,10 @@ int pps_simulate(const struct pps_schedule *sched, const struct pps_sim_costs *c
         busy_sum += b;
     }
     res->bubble = res->makespan > 0 ? 1.0 - busy_sum / (p * res->makespan) : 0.0;
+    if (pps_sim_phases(sched, res, costs->topt, res->phase_idle) < 0) {
+        rc = pps_err_set(err, PPS_EINVAL, "could not split the idle time by phase");
+        goto out;
+    }
 
     rc = steady_period(sched, costs, end, &res->steady_period, err);
     if (rc)

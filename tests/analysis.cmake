@@ -2,6 +2,9 @@
 # evidence the diagnosis takes (links, host, partial iterations), and `ppscope report` end to end.
 pps_unit_test(test_analysis pps_analysis pps_schedule pps_storage)
 pps_unit_test(test_analysis_evidence pps_analysis pps_schedule pps_storage)
+# The bubble by phase: the report's split of a simulated run is the simulator's own.
+pps_unit_test(test_phase pps_analysis pps_schedule pps_storage)
+pps_cli_test(report_phases)
 pps_cli_test(report_cli)
 pps_cli_test(report_memory)
 # `ppscope compare A B`: against the simulator's known bubble and idle, and emu runs.

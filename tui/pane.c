@@ -1,7 +1,8 @@
 /*
- * pane.c - the panes under the timeline: stats (per stage busy by kind, idle and wait; the
- * bubble beside the theory and the prediction; the verdict), flags (each with its evidence, and
- * loss and iteration time over the run as small charts), and for A/B the delta table.
+ * pane.c - the panes under the timeline: stats (per stage busy by kind, idle, wait and, where
+ * the columns fit, idle by phase; the bubble beside the theory and the prediction; the verdict),
+ * flags (each with its evidence, and loss and iteration time over the run as small charts), and
+ * for A/B the delta table.
  * Everything shown comes from analysis/; this file only lays it out.
  */
 #include <math.h>
@@ -284,7 +285,7 @@ static void draw_stats(struct pps_tui *ui, struct pps_tui_frame *f, struct pps_t
     const struct pps_tui_model *m = &ui->models[pane_model(ui)];
     const struct pps_report *rep = m->rep;
     int shown[N_TABLE_KINDS], y = r.y + 1, end = r.y + r.h, x, n_it = rep->n_full;
-    int n_shown = 0, vw = 1, cw;
+    int n_shown = 0, vw = 1, cw, phases;
     double max_ns = 0, unit = 1e6;
     const char *uname = "ms";
     char note[32], v[32];
@@ -323,6 +324,10 @@ static void draw_stats(struct pps_tui *ui, struct pps_tui_frame *f, struct pps_t
         }
     }
     table_shape(r.w - 2, n_shown, vw, uname, &cw, note, sizeof(note));
+    /* Each stage's idle by phase (warm-up, steady, cool-down, barrier: analysis/phase.c), as
+     * shares of the window that add up to its idle column, where the columns fit whole. */
+    phases = rep->total_window_ns > 0 &&
+             5 + n_shown * (cw + 1) + 16 + 4 * 8 + (int)strlen(note) <= r.w - 2;
     x = r.x + 1;
     x += pps_tui_frame_printf(f, x, y, r.x + r.w - x, PPS_TUI_C_DIM, PPS_TUI_A_BOLD, "stage");
     for (int k = 0; k < N_TABLE_KINDS; k++)
@@ -330,7 +335,8 @@ static void draw_stats(struct pps_tui *ui, struct pps_tui_frame *f, struct pps_t
             x += pps_tui_frame_printf(f, x, y, r.x + r.w - x, PPS_TUI_C_DIM, PPS_TUI_A_BOLD, " %*s",
                                       cw, pps_span_kind_name(table_kinds[k]));
     pps_tui_frame_printf(f, x, y, r.x + r.w - x, PPS_TUI_C_DIM, PPS_TUI_A_BOLD,
-                         "    idle    wait%s", note);
+                         "    idle    wait%s%s", phases ? "    warm  steady    cool barrier" : "",
+                         note);
     y++;
     for (int s = 0; s < rep->n_stages && y < end; s++) {
         const struct pps_stage_stats *t = &rep->total[s];
@@ -347,8 +353,11 @@ static void draw_stats(struct pps_tui *ui, struct pps_tui_frame *f, struct pps_t
                 x += pps_tui_frame_printf(f, x, y, r.x + r.w - x,
                                           pps__tui_kind_color(table_kinds[k]), 0, " %*.3f", cw,
                                           t->busy_ns[table_kinds[k]] / n_it / unit);
-        pps_tui_frame_printf(f, x, y, r.x + r.w - x, PPS_TUI_C_DEFAULT, 0, " %6.1f%% %6.1f%%",
-                             100 * t->idle_frac, 100 * wait);
+        x += pps_tui_frame_printf(f, x, y, r.x + r.w - x, PPS_TUI_C_DEFAULT, 0, " %6.1f%% %6.1f%%",
+                                  100 * t->idle_frac, 100 * wait);
+        for (int k = 0; phases && k < PPS_PHASE_COUNT; k++)
+            x += pps_tui_frame_printf(f, x, y, r.x + r.w - x, PPS_TUI_C_DIM, 0, " %6.1f%%",
+                                      100 * t->phase_idle_ns[k] / rep->total_window_ns);
         y++;
     }
     draw_flag_list(m, f, r.x + 1, &y, r.w - 2, end, 0, " (Tab: the flags pane)");
