@@ -355,4 +355,96 @@ void pps_flag_list_release(struct pps_flag_list *list);
 /* "imbalance", "stall", "bubble", "link", "contention"; "?" for a kind out of range. */
 const char *pps_flag_kind_name(int kind);
 
+/* ------------------------------------------------------------------------------------------- */
+/* Critical path: the chain of ops and transfers that sets each iteration's length (critpath.c) */
+/* ------------------------------------------------------------------------------------------- */
+
+/* How a step of the path was reached from the one before it. */
+enum pps_critpath_via {
+    PPS_CRITPATH_FIRST = 0, /* the path's first op: nothing in the iteration came before it */
+    PPS_CRITPATH_STAGE,     /* the previous op on the same stage */
+    PPS_CRITPATH_INPUT,     /* the neighbouring stage's op whose output it consumed */
+    PPS_CRITPATH_BARRIER,   /* OPT: the last op of some stage (the optimizer step waits for all) */
+};
+
+struct pps_critpath_step {
+    int stage, chunk, mb, kind; /* the op's; kind is a compute kind (F, B, W, BW, OPT) */
+    int64_t start_ns, end_ns;   /* the op's own times */
+    /* Its time counted on the path: up to the next step's start (which an op whose end the
+     * clocks put after it reaches beyond), its whole duration for the last one. */
+    double on_path_ns;
+    int via; /* enum pps_critpath_via: how it was reached from the step before */
+    /* The gap between the step before's end and this op's start: the part a transfer covers
+     * (comm_ns) and the rest (wait_ns). */
+    double comm_ns, wait_ns;
+    /* INPUT steps of a run that records its messages: the message between the two ops, its SEND
+     * on the step before's stage and its RECV on this one (has_send, has_recv where found). */
+    int has_send, has_recv;
+    int64_t send_start_ns, send_end_ns, recv_start_ns, recv_end_ns;
+    /* The receiver waited for it (a WAIT before its RECV): it was in flight from the send's
+     * start to the receive's end, all of it transfer. Otherwise only the send and the receive
+     * themselves are: the time it sat waiting for the receiver is not. */
+    int waited;
+};
+
+struct pps_critpath_iter {
+    int iter;
+    int partial;    /* as the report's iteration: left out of every total */
+    int64_t t0, t1; /* the iteration's window */
+    double window_ns;
+    /* From the path's first op's start to the window's end: what the path explains. It equals
+     * the window where the path reaches back to the window's start. */
+    double length_ns;
+    /* length_ns split: compute by kind (F, B, W, BW, OPT), transfers, and the rest of the gaps
+     * between the path's ops (waiting, idle, the runtime's own steps). They add up to
+     * length_ns. */
+    double kind_ns[PPS_SPAN_KIND_COUNT];
+    double comm_ns, wait_ns;
+    double *stage_ns; /* compute on the path by stage (n_stages entries) */
+    size_t n_steps;
+    struct pps_critpath_step *steps; /* in time order */
+};
+
+struct pps_critpath {
+    int n_stages; /* entries of each stage_ns: the report's stages */
+    int p, v;     /* the shape the walk used: p stages, v chunks (virtual stage c*p+s) */
+    /* The run records its messages (SEND, RECV): a gap is a transfer where a message covers it.
+     * Without them, the gap before an INPUT step counts as the transfer, as far as the run
+     * says. */
+    int messages;
+    int n_iters; /* entries of iters: the report's iterations, in its order */
+    struct pps_critpath_iter *iters;
+    /* Over the whole (not partial) iterations: their sums, and how many there are. */
+    int n_full;
+    double length_ns, window_ns, comm_ns, wait_ns;
+    double kind_ns[PPS_SPAN_KIND_COUNT];
+    double *stage_ns;
+    int typical; /* index into iters of the whole iteration of median path length; -1: none */
+};
+
+/*
+ * Walks each iteration's critical path back from the op that ends last in it (ties: the one that
+ * started last, then the lowest stage). At each op its predecessor is whichever of these ended
+ * latest (ties in this order): the previous op on the same stage; the op on the neighbouring
+ * stage whose output it consumed, matched by microbatch and chunk in the virtual stage order
+ * c*p+s (an F takes the F of virtual stage k-1, a B or BW the B or BW of k+1; W takes nothing
+ * from another stage); for an OPT of a run whose optimizer is not post-validated, the last op of
+ * every stage. The walk stops where an op has none in the iteration. rep must be run's report.
+ * 0, or PPS_ENOMEM; *out is NULL on failure. Free with pps_critpath_free().
+ */
+int pps_analysis_critpath(const struct pps_run *run, const struct pps_report *rep,
+                          struct pps_critpath **out, struct pps_err *err);
+void pps_critpath_free(struct pps_critpath *cp);
+/* One step as the chain names it: "F3@s2", "B0c1@s3" (the chunk where v > 1). */
+void pps_critpath_step_name(const struct pps_critpath *cp, const struct pps_critpath_step *st,
+                            char *buf, size_t len);
+/*
+ * Iteration it's path as one line, compressed: "F0@s0 -> F0@s1 -> F0..BW7@s2 (16 ops) -> BW7@s1
+ * -> BW7@s0": three or more consecutive steps on one stage as their first and last. Writes at
+ * most len bytes including the NUL, cut with " ..." where it does not fit.
+ */
+void pps_critpath_chain(const struct pps_critpath *cp, int it, char *buf, size_t len);
+/* "stage", "input", "barrier", "first". */
+const char *pps_critpath_via_name(int via);
+
 #endif

@@ -15,6 +15,7 @@
 #include "pps_text.h"
 #include "report_iters.h"
 #include "report_memory.h"
+#include "report_critpath.h"
 
 static const char usage_text[] =
     "usage: ppscope report [--json] RUN\n"
@@ -26,8 +27,10 @@ static const char usage_text[] =
     "run's schedule with the op costs and links the run measured; each stage's idle by phase\n"
     "(warm-up to its first backward, steady to its last forward, cool-down to its last op,\n"
     "then the optimizer barrier); each link's transfer time;\n"
-    "how long the stage threads waited for a CPU core; the verdict (what explains the bubble)\n"
-    "and every flag with its evidence. docs/analysis.md defines each figure.\n"
+    "how long the stage threads waited for a CPU core; the critical path of each iteration (its\n"
+    "length, shares by stage and by kind, the typical iteration's chain of ops); the verdict\n"
+    "(what explains the bubble) and every flag with its evidence. docs/analysis.md defines each\n"
+    "figure.\n"
     "\n"
     "options:\n"
     "  --json        print the figures as one JSON document on stdout\n"
@@ -393,7 +396,8 @@ static void print_flags(FILE *f, const struct pps_flag_list *fl)
 }
 
 static void print_text(FILE *f, const struct pps_run *run, const struct pps_report *rep,
-                       const struct pps_flag_list *fl, const struct pps_memory *mem)
+                       const struct pps_flag_list *fl, const struct pps_memory *mem,
+                       const struct pps_critpath *cp)
 {
     print_header(f, run, rep);
     if (rep->n_iters > 0) {
@@ -407,6 +411,7 @@ static void print_text(FILE *f, const struct pps_run *run, const struct pps_repo
     print_host(f, rep);
     print_bubble(f, run, rep);
     print_flags(f, fl);
+    pps_report_critpath_text(f, rep, cp);
 }
 
 /* ---- JSON ---------------------------------------------------------------------------------- */
@@ -585,7 +590,8 @@ static void json_status(struct pps_json *j, const struct pps_run *run,
 }
 
 static void print_json(FILE *f, const struct pps_run *run, const struct pps_report *rep,
-                       const struct pps_flag_list *fl, const struct pps_memory *mem)
+                       const struct pps_flag_list *fl, const struct pps_memory *mem,
+                       const struct pps_critpath *cp)
 {
     struct pps_json j;
     char verdict[512];
@@ -673,6 +679,7 @@ static void print_json(FILE *f, const struct pps_run *run, const struct pps_repo
     json_ns(&j, "total_window_ns", rep->total_window_ns);
     json_stages(&j, "stages", rep->total, rep->n_stages);
     pps_report_memory_json(&j, mem);
+    pps_report_critpath_json(&j, rep, cp);
     pps_json_end_object(&j);
     pps_json_finish(&j);
 }
@@ -686,6 +693,7 @@ int pps_cmd_report(int argc, char **argv)
     struct pps_report *rep = NULL;
     struct pps_flag_list flags = PPS_FLAG_LIST_INIT;
     struct pps_memory mem;
+    struct pps_critpath *cp = NULL;
     struct pps_err err = {0, ""};
     int json = 0, iterations = 0, csv = 0;
     int rc = PPS_EXIT_OK;
@@ -741,16 +749,17 @@ int pps_cmd_report(int argc, char **argv)
     }
     if (pps_analysis_report(run, &rep, &err) < 0 ||
         pps_analysis_flags(run, rep, &flags, &err) < 0 ||
-        pps_analysis_memory(run, rep, &mem, &err) < 0) {
+        pps_analysis_memory(run, rep, &mem, &err) < 0 ||
+        pps_analysis_critpath(run, rep, &cp, &err) < 0) {
         rc = pps_cli_fail("report", &err);
         goto out;
     }
     if (iterations)
         pps_report_print_iterations(stdout, run, rep, json);
     else if (json)
-        print_json(stdout, run, rep, &flags, &mem);
+        print_json(stdout, run, rep, &flags, &mem, cp);
     else
-        print_text(stdout, run, rep, &flags, &mem);
+        print_text(stdout, run, rep, &flags, &mem, cp);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         err.code = PPS_EIO;
         snprintf(err.msg, sizeof(err.msg), "could not write the report to stdout");
@@ -759,6 +768,7 @@ int pps_cmd_report(int argc, char **argv)
 out:
     pps_memory_release(&mem);
     pps_flag_list_release(&flags);
+    pps_critpath_free(cp);
     pps_report_free(rep);
     pps_run_free(run);
     return rc;

@@ -9,6 +9,8 @@ pps_cli_test(report_cli)
 pps_cli_test(report_memory)
 # `ppscope compare A B`: against the simulator's known bubble and idle, and emu runs.
 pps_cli_test(compare_cli)
+pps_unit_test(test_critpath pps_analysis pps_schedule pps_storage)
+pps_cli_test(critical_path)
 if(TARGET pps_mkrun)
   set_tests_properties(report_cli PROPERTIES ENVIRONMENT "PPS_MKRUN=$<TARGET_FILE:pps_mkrun>")
 endif()

@@ -173,6 +173,7 @@ static void draw_lane(struct pps_tui *ui, struct pps_tui_frame *f, int model, in
             pps_tui_frame_put(f, l->bars_x + x, y, PPS_TUI_G_LIGHT, pps__tui_kind_color(k), 0);
     }
     draw_op_labels(ui, f, model, lane, y, a, b);
+    pps__tui_path_paint(ui, f, model, lane, y, a, b);
 }
 
 static void draw_lanes(struct pps_tui *ui, struct pps_tui_frame *f, int model,
@@ -463,6 +464,10 @@ static void draw_status(struct pps_tui *ui, struct pps_tui_frame *f)
         snprintf(buf, sizeof(buf), "  iteration %d (%d of %d)", ui->models[0].rep->iters[it].iter,
                  it + 1, ui->models[0].rep->n_iters);
         put_whole(f, &x, r.y, end, buf, PPS_TUI_C_DIM, 0);
+    }
+    if (ui->critpath && pps__tui_path_text(ui, buf + 2, sizeof(buf) - 2)) {
+        buf[0] = buf[1] = ' ';
+        put_whole(f, &x, r.y, end, buf, PPS_TUI_C_KEY, PPS_TUI_A_BOLD);
     }
     for (int m = 0; m < ui->n_models; m++) {
         size_t nf = ui->models[m].flags.n;

@@ -207,6 +207,26 @@ static void do_pane(struct pps_tui *ui)
         ui->pane = (ui->pane + 1) % PPS_TUI_PANE_COUNT;
 }
 
+static void do_critpath(struct pps_tui *ui)
+{
+    char text[160];
+
+    ui->critpath = !ui->critpath;
+    if (!ui->critpath) {
+        pps__tui_say(ui, "critical path off");
+        return;
+    }
+    if (!ui->models[0].rep) {
+        pps__tui_say(ui, "critical path on: shown once the run is loaded");
+        return;
+    }
+    if (!pps__tui_path(ui, 0) || !pps__tui_path_text(ui, text, sizeof(text))) {
+        pps__tui_say(ui, "critical path on: this run has no iterations to walk");
+        return;
+    }
+    pps__tui_say(ui, "%s", text);
+}
+
 static const struct pps_tui_keydef keytab[] = {
     {{'q', 'Q'}, "q", "q Quit", "quit", do_quit},
     {{'?', PPS_TUI_KEY_F1}, "? F1", "? Help", "this help (any key closes)", do_help},
@@ -239,6 +259,7 @@ static const struct pps_tui_keydef keytab[] = {
     {{'['}, "[", NULL, "select the previous op", do_prev_op},
     {{PPS_TUI_KEY_ESC}, "Esc", NULL, "clear the selection", do_unselect},
     {{PPS_TUI_KEY_TAB}, "Tab", "Tab Pane", "next pane: stats, flags, A/B", do_pane},
+    {{'c'}, "c", "c Path", "critical path on/off: its ops bold, the rest dimmed", do_critpath},
     {{0}, NULL, NULL, NULL, NULL},
 };
 

@@ -78,6 +78,7 @@ void pps__tui_model_release(struct pps_tui_model *m)
     pps_tui_index_free(m->index);
     pps_run_follow_free(m->follow);
     pps_flag_list_release(&m->flags);
+    pps_critpath_free(m->cp);
     pps_report_free(m->rep);
     pps_run_free(m->run);
     memset(m, 0, sizeof(*m));
@@ -98,6 +99,8 @@ static int make_report(struct pps_tui_model *m, struct pps_err *err)
         return rc;
     }
     pps_flag_list_release(&m->flags);
+    pps_critpath_free(m->cp);
+    m->cp = NULL;
     pps_report_free(m->rep);
     m->rep = rep;
     m->flags = flags;
@@ -138,6 +141,8 @@ int pps__tui_model_report_take(struct pps_tui_model *m, int wait, struct pps_err
     rc = j->rc;
     if (rc >= 0) {
         pps_flag_list_release(&m->flags);
+        pps_critpath_free(m->cp);
+        m->cp = NULL;
         pps_report_free(m->rep);
         m->rep = j->rep;
         m->flags = j->flags;

@@ -302,6 +302,9 @@ struct pps_tui_model {
     int loading;
     int64_t load_read, load_total;   /* spans read, and spans the files held (loading... N%) */
     struct pps__tui_report_job *job; /* the report being made on a thread once loading ended */
+    /* Its critical path (analysis' critpath.c), made from rep the first time the view shows it
+     * and dropped whenever rep is replaced. */
+    struct pps_critpath *cp;
 };
 
 struct pps_tui_opts {
@@ -338,6 +341,7 @@ struct pps_tui {
     struct pps_tui_sel sel;
     char message[160]; /* shown once in the status line */
     int refit;         /* fit all again as a progressive open brings rows, until a key moves */
+    int critpath;      /* highlight the critical path: its ops bold, every other op dimmed */
 
     struct pps_tui_layout layout; /* of the last frame drawn */
 };

@@ -96,6 +96,19 @@ int pps__tui_text_fit(struct pps_tui_frame *f, int x, int y, int w, const char *
 void pps__tui_draw_pane(struct pps_tui *ui, struct pps_tui_frame *f, struct pps_tui_rect r,
                         int pane);
 
+/* ---- path.c: the critical path over the lanes ---- */
+
+/* Model m's critical path, made from its report when it has none yet; NULL without a report
+ * (still loading) or where it cannot be made. */
+const struct pps_critpath *pps__tui_path(struct pps_tui *ui, int m);
+/* With the highlight on: dims the ops drawn in row y (lane of model, the columns for [a, b) on
+ * the model's clock) and makes bold, undimmed, the columns of the path's ops and transfers. */
+void pps__tui_path_paint(struct pps_tui *ui, struct pps_tui_frame *f, int model, int lane, int y,
+                         int64_t a, int64_t b);
+/* "critical path 36.0ms of the 36.0ms window: s2 88.9%, F 50.0%, ..." for the iteration at the
+ * view's centre in run A; 0 (buf empty) where there is none. */
+int pps__tui_path_text(struct pps_tui *ui, char *buf, size_t len);
+
 /* ---- help.c: the help screen ---- */
 
 /* Entries the key table may hold, at most; columns of entries the help may use. */

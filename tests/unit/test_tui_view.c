@@ -376,6 +376,83 @@ static void test_view_interleaved_lanes(void)
     pps_tui_release(&ui);
 }
 
+/* Counts the cells of row y's bars that show an op, and of them those bold and those dimmed. */
+static void lane_attrs(const struct pps_tui *ui, struct pps_tui_frame *f, int y, int *ops,
+                       int *bold, int *dim)
+{
+    *ops = *bold = *dim = 0;
+    for (int x = 0; x < ui->layout.bars_w; x++) {
+        const struct pps_tui_cell *c = pps_tui_frame_at(f, ui->layout.bars_x + x, y);
+        if (!c || c->ch == PPS_TUI_G_IDLE)
+            continue;
+        (*ops)++;
+        *bold += (c->attr & PPS_TUI_A_BOLD) != 0;
+        *dim += (c->attr & PPS_TUI_A_DIM) != 0;
+    }
+}
+
+/* Key c: with tf = tb = 1 (BW = tb + tw = 1) and stage 2 twice as slow as the others, every one
+ * of its ops is on the critical path (it sets the pace: its 2m ops of 2 units, 32 of the 36),
+ * stage 3's none (it is done before stage 2 needs it), stages 0 and 1 only their first F and
+ * last B. The highlight makes exactly those bold and dims the rest; c again clears it. */
+static void test_view_critical_path_key(void)
+{
+    struct pps_tui ui;
+    struct pps_tui_frame f;
+    struct fx_sim x;
+    int ops, bold, dim, y0;
+
+    fx_sim_defaults(&x, PPS_SCHED_1F1B, 4, 8);
+    x.tw = 0;
+    x.slow_stage = 2;
+    x.slow_mult = 2;
+    open_ui(&ui, fx_sim_run_x(tmp, "critpath", &x, 1), NULL);
+    CHECK(pps_tui_frame_init(&f, 160, 40) == 0);
+    pps_tui_draw(&ui, &f);
+    y0 = ui.layout.lanes_a.y;
+    lane_attrs(&ui, &f, y0 + 2, &ops, &bold, &dim);
+    CHECK(ops > 0 && dim == 0);
+    CHECK_EQ_INT(pps_tui_key(&ui, 'c'), 1);
+    CHECK(ui.critpath);
+    CHECK_STR_CONTAINS(ui.message, "critical path");
+    CHECK_STR_CONTAINS(ui.message, "s2 88.9%");
+    pps_tui_draw(&ui, &f);
+    lane_attrs(&ui, &f, y0 + 2, &ops, &bold, &dim);
+    CHECK(ops > 0 && bold == ops && dim == 0);
+    lane_attrs(&ui, &f, y0 + 3, &ops, &bold, &dim);
+    CHECK(ops > 0 && bold == 0 && dim == ops);
+    lane_attrs(&ui, &f, y0, &ops, &bold, &dim);
+    CHECK(bold > 0 && dim > 0 && bold + dim == ops && bold < ops / 2);
+    ui.message[0] = '\0';
+    pps_tui_draw(&ui, &f);
+    CHECK_STR_CONTAINS(frame_text(&f, 1), "critical path 36.0ms of the 36.0ms window");
+    pps_tui_key(&ui, 'c');
+    CHECK(!ui.critpath);
+    pps_tui_draw(&ui, &f);
+    for (int lane = 0; lane < 4; lane++) {
+        lane_attrs(&ui, &f, y0 + lane, &ops, &bold, &dim);
+        CHECK(dim == 0);
+    }
+    pps_tui_frame_release(&f);
+    pps_tui_release(&ui);
+
+    /* Interleaved (p = 2, m = 4): lanes per chunk. The path begins with the first microbatch's
+     * F up the four virtual stages s0.0, s1.0, s0.1, s1.1 (chunk 0 on the last stage feeds
+     * chunk 1 on stage 0) and comes back down with the last one's B, so every lane has ops on
+     * it, each drawn bold on its own lane (the others dimmed). */
+    open_ui(&ui, fx_sim_run(tmp, "critpath_v2", PPS_SCHED_INTERLEAVED, 2, 4, 1), NULL);
+    CHECK(pps_tui_frame_init(&f, 160, 40) == 0);
+    pps_tui_key(&ui, 'c');
+    pps_tui_draw(&ui, &f);
+    y0 = ui.layout.lanes_a.y;
+    for (int lane = 0; lane < 4; lane++) {
+        lane_attrs(&ui, &f, y0 + lane, &ops, &bold, &dim);
+        CHECK(ops > 0 && bold > 0 && bold + dim == ops);
+    }
+    pps_tui_frame_release(&f);
+    pps_tui_release(&ui);
+}
+
 static void test_view_open_errors(void)
 {
     struct pps_tui ui;
@@ -636,6 +713,7 @@ static const struct test_case cases[] = {
     TEST(test_view_select_by_key_and_mouse),
     TEST(test_view_draws_at_every_size),
     TEST(test_view_interleaved_lanes),
+    TEST(test_view_critical_path_key),
     TEST(test_view_open_errors),
     TEST(test_view_live_follow_and_pause),
     TEST(test_view_reloader_thread),
