@@ -25,6 +25,7 @@ int pps_cmd_run(int argc, char **argv);
 int pps_cmd_view(int argc, char **argv);
 int pps_cmd_export(int argc, char **argv);
 int pps_cmd_compare(int argc, char **argv);
+int pps_cmd_rebalance(int argc, char **argv);
 
 /* Prints "ppscope CMD: message" on stderr and returns the exit code for err's code. The message
  * (and the usage error's) goes through pps_text_put (pps_text.h): a value it quotes from a run

@@ -66,6 +66,11 @@ static const char usage_text[] =
     "      --emu-tf MS         forward (default 2)\n"
     "      --emu-tb MS         input-gradient backward (default 2)\n"
     "      --emu-tw MS         weight-gradient backward (default 2)\n"
+    "      --emu-block-ms F,B,W  per-layer costs instead: each block of a chunk costs F, B\n"
+    "                          and W ms (a BW takes B+W), so the partition sets each stage's\n"
+    "                          time; every op records a span per layer (docs/runtime.md)\n"
+    "      --emu-embed-ms F,B,W  with per-layer costs: the embedding's (default 0,0,0)\n"
+    "      --emu-head-ms F,B,W   with per-layer costs: the LM head and loss's (default 0,0,0)\n"
     "      --emu-stage-mult L  per-stage multipliers, e.g. 1.2,1,1,1.3 (imbalance)\n"
     "      --emu-slow-stage S:X  inject: stage S's ops take X times longer\n"
     "      --emu-latency-us US   link latency per message (default 10)\n"
@@ -104,6 +109,9 @@ enum {
     OPT_EMU_TB,
     OPT_EMU_TW,
     OPT_EMU_MULT,
+    OPT_EMU_BLOCK,
+    OPT_EMU_EMBED,
+    OPT_EMU_HEAD,
     OPT_EMU_SLOW_STAGE,
     OPT_EMU_LATENCY,
     OPT_EMU_BW,
@@ -204,6 +212,31 @@ static int parse_ms(const char *flag, const char *arg, double *ns)
     return 0;
 }
 
+/* "F,B,W" in milliseconds into ns[3]: a layer's costs, which turn the per-layer mode on. */
+static int parse_layer_ms(struct run_opts *o, const char *flag, const char *arg, double *ns)
+{
+    const char *s = arg;
+
+    for (int k = 0; k < 3; k++) {
+        char buf[64];
+        size_t len = strcspn(s, ",");
+        double ms;
+
+        if (len >= sizeof(buf) || (k < 2 && s[len] != ',') || (k == 2 && s[len] != '\0'))
+            return pps_cli_usage_error("run", "%s needs F,B,W in milliseconds, got '%s'", flag,
+                                       arg);
+        memcpy(buf, s, len);
+        buf[len] = '\0';
+        if (pps_parse_double(buf, 0, 3.6e6, &ms))
+            return pps_cli_usage_error("run", "%s needs F,B,W in milliseconds >= 0, got '%s'", flag,
+                                       arg);
+        ns[k] = ms * 1e6;
+        s += len + (k < 2);
+    }
+    o->cfg.emu.layer_costs = 1;
+    return 0;
+}
+
 static int parse_emu(struct run_opts *o, int c, const char *flag, const char *arg)
 {
     struct pps_emu_config *e = &o->cfg.emu;
@@ -222,6 +255,12 @@ static int parse_emu(struct run_opts *o, int c, const char *flag, const char *ar
         return parse_ms(flag, arg, &e->tw_ns);
     case OPT_EMU_MULT:
         return parse_mult(o, arg);
+    case OPT_EMU_BLOCK:
+        return parse_layer_ms(o, flag, arg, e->block_ns);
+    case OPT_EMU_EMBED:
+        return parse_layer_ms(o, flag, arg, e->embed_ns);
+    case OPT_EMU_HEAD:
+        return parse_layer_ms(o, flag, arg, e->head_ns);
     case OPT_EMU_SLOW_STAGE:
         if (split_int(arg, ':', 1 << 20, &a, &rest) || pps_parse_double(rest, 1e-6, 1e6, &x))
             return pps_cli_usage_error("run",
@@ -353,6 +392,9 @@ static int parse_args(struct run_opts *o, int argc, char **argv)
         {"emu-tb", required_argument, NULL, OPT_EMU_TB},
         {"emu-tw", required_argument, NULL, OPT_EMU_TW},
         {"emu-stage-mult", required_argument, NULL, OPT_EMU_MULT},
+        {"emu-block-ms", required_argument, NULL, OPT_EMU_BLOCK},
+        {"emu-embed-ms", required_argument, NULL, OPT_EMU_EMBED},
+        {"emu-head-ms", required_argument, NULL, OPT_EMU_HEAD},
         {"emu-slow-stage", required_argument, NULL, OPT_EMU_SLOW_STAGE},
         {"emu-latency-us", required_argument, NULL, OPT_EMU_LATENCY},
         {"emu-bandwidth-gbps", required_argument, NULL, OPT_EMU_BW},
@@ -437,6 +479,9 @@ static int parse_args(struct run_opts *o, int argc, char **argv)
         case OPT_EMU_TB:
         case OPT_EMU_TW:
         case OPT_EMU_MULT:
+        case OPT_EMU_BLOCK:
+        case OPT_EMU_EMBED:
+        case OPT_EMU_HEAD:
         case OPT_EMU_SLOW_STAGE:
         case OPT_EMU_LATENCY:
         case OPT_EMU_BW:

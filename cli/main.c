@@ -21,6 +21,7 @@ static const struct command commands[] = {
     {"view", pps_cmd_view, "per-stage timelines, live or post-mortem, bubble and flags; A/B"},
     {"export", pps_cmd_export, "a run as Perfetto JSON, SVG, CSV or OpenMetrics"},
     {"compare", pps_cmd_compare, "two runs side by side: B - A, beyond noise, --fail-if gates"},
+    {"rebalance", pps_cmd_rebalance, "the --partition that minimises the predicted iteration time"},
     {NULL, NULL, NULL},
 };
 
@@ -30,7 +31,7 @@ static void usage(FILE *f)
                "ppscope profiles pipeline-parallel training: schedules, bubbles and their causes.\n\n"
                "commands:\n");
     for (const struct command *c = commands; c->name; c++)
-        fprintf(f, "  %-8s %s\n", c->name, c->summary);
+        fprintf(f, "  %-9s %s\n", c->name, c->summary);
     fprintf(f, "\n'ppscope <command> --help' explains a command.\n");
 }
 

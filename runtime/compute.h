@@ -29,6 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ppscope/trace.h"
 #include "pps_error.h"
 
 struct pps_compute;
@@ -82,6 +83,22 @@ struct pps_compute {
     int vstage; /* chunk * p + stage */
     int first;  /* the first virtual stage (embedding) */
     int last;   /* the last virtual stage (head and loss) */
+
+    /* Per-layer spans (docs/runtime.md): with a tracer, each op records a RANGE span per layer
+     * it runs, named by layer_names[0] ("embedding"), [1 + j] ("block B" for the chunk's j-th
+     * block) and [n_layer_names - 1] ("head"). Set by the run after the chunk is made
+     * (pps__run_chunks_trace); NULL tracer: no spans, and no clock reads for them. */
+    struct pps_tracer *tracer;
+    int32_t *layer_names;
+    int n_layer_names;
 };
+
+/* Records one layer's span of c's op (idx as layer_names), from t0 to t1 on the tracer's clock. */
+static inline void pps_compute_layer_span(const struct pps_compute *c, int idx, int64_t t0,
+                                          int64_t t1)
+{
+    if (c->tracer && idx >= 0 && idx < c->n_layer_names)
+        pps_trace_named(c->tracer, PPS_TRACE_RANGE, c->stage, c->layer_names[idx], t0, t1);
+}
 
 #endif

@@ -6,6 +6,9 @@
  * timer slack cut to 1 ns the wake-up jitter (microseconds) is small against them. The chunk
  * keeps counts, not buffers: microbatches after F, pending W's, and whether a non-finite input
  * gradient came by in this iteration.
+ *
+ * With per-layer costs (emu.h) an op walks the chunk's layers (F from the embedding up, B and W
+ * from the head down), sleeping to each layer's deadline in turn and recording its span there.
  */
 #include <errno.h>
 #include <math.h>
@@ -23,6 +26,10 @@
 struct pps__emu_chunk {
     struct pps_compute base;
     int64_t tf, tb, tw; /* this chunk's op times, ns */
+    /* Per-layer costs: lay_ns[k] {F, B, W} of layer k as compute.h numbers them (0 embedding,
+     * 1 + j block j, nb + 1 head; 0 for an end this chunk does not hold); NULL: per-stage mode. */
+    int64_t (*lay_ns)[3];
+    int n_lay;
     size_t act_floats;
     size_t bytes_f; /* a microbatch's activations after F */
     int live_f;     /* microbatches after F, before B or BW */
@@ -82,6 +89,9 @@ int pps_emu_config_check(const struct pps_emu_config *c, int p, struct pps_err *
 {
     if (!ok_time(c->tf_ns) || !ok_time(c->tb_ns) || !ok_time(c->tw_ns))
         return pps_err_set(err, PPS_EINVAL, "emu: op times must be between 0 and an hour");
+    for (int op = 0; op < 3; op++)
+        if (!ok_time(c->block_ns[op]) || !ok_time(c->embed_ns[op]) || !ok_time(c->head_ns[op]))
+            return pps_err_set(err, PPS_EINVAL, "emu: layer times must be between 0 and an hour");
     if (c->stage_mult) {
         if (c->n_stage_mult != p)
             return pps_err_set(err, PPS_EINVAL, "emu: %d stage multipliers for p=%d stages",
@@ -112,8 +122,8 @@ int pps_emu_config_check(const struct pps_emu_config *c, int p, struct pps_err *
     return 0;
 }
 
-void pps_emu_stage_costs(const struct pps_emu_config *c, int stage, double *tf, double *tb,
-                         double *tw)
+/* What stage's work is multiplied by: its --emu-stage-scale entry, and the slow factor. */
+static double stage_factor(const struct pps_emu_config *c, int stage)
 {
     double k = 1;
 
@@ -121,6 +131,14 @@ void pps_emu_stage_costs(const struct pps_emu_config *c, int stage, double *tf, 
         k *= c->stage_mult[stage];
     if (stage == c->slow_stage)
         k *= c->slow_factor;
+    return k;
+}
+
+void pps_emu_stage_costs(const struct pps_emu_config *c, int stage, double *tf, double *tb,
+                         double *tw)
+{
+    double k = stage_factor(c, stage);
+
     *tf = c->tf_ns * k;
     *tb = c->tb_ns * k;
     *tw = c->tw_ns * k;
@@ -159,6 +177,37 @@ static void take(int64_t ns)
     pps__emu_sleep_until(pps__emu_now() + ns);
 }
 
+enum { OP_F, OP_B, OP_W, OP_BW };
+
+/* Takes an op of kind op (OP_*) whose per-stage time is ns: that, or its layers' times in turn,
+ * each recorded as a span. A layer's deadline is the previous one's plus its cost, so wake-up
+ * jitter does not add up over the layers. */
+static void take_op(struct pps__emu_chunk *c, int op, int64_t ns)
+{
+    int64_t deadline, t0;
+
+    if (!c->lay_ns) {
+        take(ns);
+        return;
+    }
+    deadline = t0 = pps__emu_now();
+    for (int i = 0; i < c->n_lay; i++) {
+        int k = op == OP_F ? i : c->n_lay - 1 - i;
+        int64_t d = op == OP_BW ? c->lay_ns[k][OP_B] + c->lay_ns[k][OP_W] : c->lay_ns[k][op];
+        int64_t t1;
+
+        if ((k == 0 && !c->base.first) || (k == c->n_lay - 1 && !c->base.last))
+            continue;
+        deadline += d;
+        pps__emu_sleep_until(deadline);
+        if (c->base.tracer) {
+            t1 = pps_trace_now();
+            pps_compute_layer_span(&c->base, k, t0, t1);
+            t0 = t1;
+        }
+    }
+}
+
 static size_t emu_act_floats(const struct pps_compute *c)
 {
     return chunk_of_const(c)->act_floats;
@@ -169,7 +218,7 @@ static int emu_forward(struct pps_compute *base, int iter, int mb, const float *
 {
     struct pps__emu_chunk *c = chunk_of(base);
 
-    take(c->tf);
+    take_op(c, OP_F, c->tf);
     /* The first float carries what came in (an injected inf travels on); the rest is left. */
     if (out && c->act_floats > 0)
         out[0] = in && c->act_floats > 0 ? in[0] : 0.0f;
@@ -198,7 +247,7 @@ static int emu_backward_b(struct pps_compute *base, int iter, int mb, const floa
                            "emu vstage %d: backward_b of iteration %d microbatch %d before its "
                            "forward",
                            base->vstage, iter, mb);
-    take(c->tb);
+    take_op(c, OP_B, c->tb);
     note_dy(c, dy, dx);
     c->live_f--;
     c->pending_w++;
@@ -213,7 +262,7 @@ static int emu_backward_w(struct pps_compute *base, int iter, int mb, struct pps
         return pps_err_set(err, PPS_EINVAL,
                            "emu vstage %d: backward_w of iteration %d microbatch %d before its B",
                            base->vstage, iter, mb);
-    take(c->tw);
+    take_op(c, OP_W, c->tw);
     c->pending_w--;
     return 0;
 }
@@ -228,7 +277,7 @@ static int emu_backward_bw(struct pps_compute *base, int iter, int mb, const flo
                            "emu vstage %d: backward_bw of iteration %d microbatch %d before its "
                            "forward",
                            base->vstage, iter, mb);
-    take(c->tb + c->tw);
+    take_op(c, OP_BW, c->tb + c->tw);
     note_dy(c, dy, dx);
     c->live_f--;
     return 0;
@@ -289,6 +338,8 @@ static int emu_export(struct pps_compute *base, float *buf, size_t *n_out, struc
 
 static void emu_free(struct pps_compute *base)
 {
+    if (base)
+        free(chunk_of(base)->lay_ns);
     free(base);
 }
 
@@ -313,7 +364,7 @@ static const struct pps_compute_ops emu_ops = {
 };
 
 int pps_emu_compute_new(const struct pps_emu_config *cfg, int p, int v, int stage, int chunk,
-                        size_t act_floats, size_t act_bytes_f, struct pps_compute **out,
+                        int nb, size_t act_floats, size_t act_bytes_f, struct pps_compute **out,
                         struct pps_err *err)
 {
     struct pps__emu_chunk *c;
@@ -325,6 +376,8 @@ int pps_emu_compute_new(const struct pps_emu_config *cfg, int p, int v, int stag
     if (p < 1 || v < 1 || stage < 0 || stage >= p || chunk < 0 || chunk >= v)
         return pps_err_set(err, PPS_EINVAL, "emu: no chunk %d of stage %d with p=%d, v=%d", chunk,
                            stage, p, v);
+    if (nb < 0 || nb > 1 << 20)
+        return pps_err_set(err, PPS_EINVAL, "emu: %d blocks in a chunk", nb);
     c = calloc(1, sizeof(*c));
     if (!c)
         return pps_err_set(err, PPS_ENOMEM, "emu: out of memory");
@@ -341,6 +394,23 @@ int pps_emu_compute_new(const struct pps_emu_config *cfg, int p, int v, int stag
     c->act_floats = act_floats;
     c->bytes_f = act_bytes_f;
     c->sumsq = 0.25 / (p * v);
+    if (cfg->layer_costs) {
+        double k = stage_factor(cfg, stage);
+
+        c->n_lay = nb + 2;
+        c->lay_ns = calloc((size_t)c->n_lay, sizeof(*c->lay_ns));
+        if (!c->lay_ns) {
+            free(c);
+            return pps_err_set(err, PPS_ENOMEM, "emu: out of memory");
+        }
+        for (int i = 0; i < c->n_lay; i++) {
+            const double *ns = i == 0              ? cfg->embed_ns
+                               : i == c->n_lay - 1 ? cfg->head_ns
+                                                   : cfg->block_ns;
+            for (int op = 0; op < 3; op++)
+                c->lay_ns[i][op] = (int64_t)llround(ns[op] * k);
+        }
+    }
     *out = &c->base;
     return 0;
 }

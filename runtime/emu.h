@@ -13,6 +13,13 @@
  * for the slow stage, by slow_factor; a chunk's op takes the stage's cost / v; a fused BW takes
  * (tb + tw) / v. The optimizer's ops take no time.
  *
+ * Per-layer costs (layer_costs = 1). Instead of the stage's costs, a chunk's op takes the sum of
+ * its layers' costs, times the stage's multipliers: block_ns for each of its blocks, embed_ns on
+ * the first virtual stage, head_ns (LM head and loss) on the last, each a {F, B, W} triple (BW:
+ * B + W). So the partition sets each stage's time, as it does for the real model. The op sleeps
+ * layer by layer, and with a tracer (compute.h) records each layer's RANGE span, as the model
+ * does.
+ *
  * What the emu compute reports. Activations are act_floats floats at every boundary (the caller
  * picks the model's B * T * H, so the bytes in the trace are the real model's); a microbatch
  * counts act_bytes_f bytes of activations after its F and half of that while its W is pending,
@@ -40,6 +47,8 @@ struct pps_emu_config {
     int n_stage_mult;
     int slow_stage;     /* the stage whose ops take slow_factor times longer; -1: none */
     double slow_factor; /* > 0 */
+    int layer_costs;    /* 1: ops cost by the chunk's layers (below), not tf/tb/tw */
+    double block_ns[3], embed_ns[3], head_ns[3]; /* {F, B, W} per microbatch of one layer */
 
     double latency_ns;     /* per message between two stages (default 10 us) */
     double bandwidth_gbps; /* gigabits per second per link; 0: unlimited (default 100) */
@@ -56,7 +65,8 @@ void pps_emu_config_init(struct pps_emu_config *c);
  * itself). */
 int pps_emu_config_check(const struct pps_emu_config *c, int p, struct pps_err *err);
 
-/* Stage s's costs of one microbatch through the whole stage, multipliers applied. */
+/* Stage s's costs of one microbatch through the whole stage, multipliers applied (the per-stage
+ * mode's; with layer_costs they depend on the partition, and this gives the stage mode's). */
 void pps_emu_stage_costs(const struct pps_emu_config *c, int stage, double *tf, double *tb,
                          double *tw);
 
@@ -65,11 +75,12 @@ void pps_emu_stage_costs(const struct pps_emu_config *c, int stage, double *tf, 
 double pps_emu_link_delay_ns(const struct pps_emu_config *c, int src, int dst, size_t bytes);
 
 /*
- * Creates the emu chunk of virtual stage chunk * p + stage (of p * v) in *out, with
- * act_floats floats per activation and act_bytes_f bytes of activations per microbatch after F.
- * The config is copied. *out is freed with (*out)->ops->free(*out); NULL on failure.
+ * Creates the emu chunk of virtual stage chunk * p + stage (of p * v), holding nb blocks (what
+ * layer_costs times; unused without it), in *out, with act_floats floats per activation and
+ * act_bytes_f bytes of activations per microbatch after F. The config is copied. *out is freed with
+ * (*out)->ops->free(*out); NULL on failure.
  */
-int pps_emu_compute_new(const struct pps_emu_config *c, int p, int v, int stage, int chunk,
+int pps_emu_compute_new(const struct pps_emu_config *c, int p, int v, int stage, int chunk, int nb,
                         size_t act_floats, size_t act_bytes_f, struct pps_compute **out,
                         struct pps_err *err);
 

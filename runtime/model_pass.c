@@ -22,6 +22,24 @@
             return rc_;                                                                            \
     } while (0)
 
+/* Per-layer spans (compute.h): the clock where a layer starts, and, at its end, its span
+ * recorded and the clock where the next one starts. Without a tracer, no clock is read. */
+static int64_t layer_start(const struct pps__model_chunk *c)
+{
+    return c->base.tracer ? pps_trace_now() : 0;
+}
+
+static int64_t layer_end(const struct pps__model_chunk *c, int idx, int64_t t0)
+{
+    int64_t t1;
+
+    if (!c->base.tracer)
+        return 0;
+    t1 = pps_trace_now();
+    pps_compute_layer_span(&c->base, idx, t0, t1);
+    return t1;
+}
+
 /* The floats at byte offset off of an arena. */
 static float *at(void *arena, size_t off)
 {
@@ -126,6 +144,7 @@ int pps__model_pass_forward(struct pps__model_chunk *c, struct pps__model_slot *
     int n = c->rows, h = c->hidden, v = c->vocab;
     size_t act = (size_t)n * h * sizeof(float);
     float *x0;
+    int64_t t;
     int rc;
 
     if (passes_through(c)) {
@@ -145,16 +164,20 @@ int pps__model_pass_forward(struct pps__model_chunk *c, struct pps__model_slot *
     x0 = chunk_in(c, s);
     if (c->base.first) {
         int32_t *ids = ids_at(keep, l->k_ids);
+        t = layer_start(c);
         TRY(pps_kernels_copy_in(k, ids, c->host_ids, (size_t)n * sizeof(int32_t)));
         TRY(pps_kernels_embedding_forward(k, n, h, v, ids, c->params + c->tensors[0].off, x0));
+        t = layer_end(c, 0, t);
     } else {
         TRY(pps_kernels_copy_in(k, x0, in, act));
+        t = layer_start(c);
     }
 
     for (int j = 0; j < c->nb; j++) {
         struct blk b;
         blk_ptrs(c, s, j, &b);
         TRY(block_forward(c, j, &b));
+        t = layer_end(c, 1 + j, t);
     }
 
     if (c->base.last) {
@@ -169,6 +192,7 @@ int pps__model_pass_forward(struct pps__model_chunk *c, struct pps__model_slot *
         TRY(pps_kernels_copy_in(k, targets, c->host_targets, (size_t)n * sizeof(int32_t)));
         TRY(pps_kernels_cross_entropy_forward(k, n, v, logits, targets, at(tmp, l->t_lse),
                                               c->loss_buf));
+        (void)layer_end(c, c->nb + 1, t);
         return pps_kernels_copy_out(k, loss, c->loss_buf, sizeof(float));
     }
     return pps_kernels_copy_out(k, out, c->out_buf, act);
@@ -256,6 +280,7 @@ int pps__model_pass_backward(struct pps__model_chunk *c, struct pps__model_slot 
 {
     size_t act = (size_t)c->rows * c->hidden * sizeof(float);
     float *top;
+    int64_t t;
 
     if (passes_through(c)) {
         memcpy(dx, dy, act);
@@ -271,19 +296,29 @@ int pps__model_pass_backward(struct pps__model_chunk *c, struct pps__model_slot 
     } else {
         top = chunk_din(c, s);
     }
-    if (c->base.last)
+    if (c->base.last) {
+        t = layer_start(c);
         TRY(head_backward(c, s, fused, top));
-    else
+        t = layer_end(c, c->nb + 1, t);
+    } else {
         TRY(pps_kernels_copy_in(c->k, top, dy, act));
+        t = layer_start(c);
+    }
 
     for (int j = c->nb - 1; j >= 0; j--) {
         struct blk b;
         blk_ptrs(c, s, j, &b);
         TRY(block_backward(c, j, fused, &b));
+        t = layer_end(c, 1 + j, t);
     }
 
+    /* The embedding's B is nothing (its input is tokens); fused, it does its W. */
+    if (c->base.first && fused) {
+        TRY(embedding_weights(c, s));
+        (void)layer_end(c, 0, t);
+    }
     if (c->base.first)
-        return fused ? embedding_weights(c, s) : 0;
+        return 0;
     return pps_kernels_copy_out(c->k, dx, c->dx_buf, act);
 }
 
@@ -293,11 +328,13 @@ int pps__model_pass_weights(struct pps__model_chunk *c, struct pps__model_slot *
     const struct pps__model_layout *l = &c->lay;
     void *keep = s->arena[PPS__ARENA_KEEP], *grad = s->arena[PPS__ARENA_GRAD];
     int n = c->rows, h = c->hidden, f = c->inner, v = c->vocab;
+    int64_t t;
 
     if (passes_through(c))
         return 0;
 
     /* The same order as the fused backward, though any order gives the same bits. */
+    t = layer_start(c);
     if (c->base.last) {
         int t_g = pps__model_fin_tensor(c, PPS__FIN_LN_G);
         int t_head = pps__model_fin_tensor(c, PPS__FIN_HEAD);
@@ -307,6 +344,7 @@ int pps__model_pass_weights(struct pps__model_chunk *c, struct pps__model_slot *
             k, n, h, at(keep, l->k_xl), at(keep, l->k_meanf), at(keep, l->k_rstdf),
             at(grad, l->g_dz), pps__model_grad(c, t_g),
             pps__model_grad(c, pps__model_fin_tensor(c, PPS__FIN_LN_B))));
+        t = layer_end(c, c->nb + 1, t);
     }
     for (int j = c->nb - 1; j >= 0; j--) {
         struct blk b;
@@ -321,8 +359,11 @@ int pps__model_pass_weights(struct pps__model_chunk *c, struct pps__model_slot *
             k, n, h, b.x, b.mean, b.rstd, b.dh,
             pps__model_grad(c, pps__model_blk_tensor(c, j, PPS__BLK_LN_G)),
             pps__model_grad(c, pps__model_blk_tensor(c, j, PPS__BLK_LN_B))));
+        t = layer_end(c, 1 + j, t);
     }
-    if (c->base.first)
-        return embedding_weights(c, s);
+    if (c->base.first) {
+        TRY(embedding_weights(c, s));
+        (void)layer_end(c, 0, t);
+    }
     return 0;
 }

@@ -37,6 +37,11 @@ int pps__run_chunks_new(const struct pps__run_sched *rs, int stage, struct pps_c
                         struct pps_err *err);
 void pps__run_chunks_free(struct pps_compute **chunks, int v);
 
+/* Gives stage stage's chunks the tracer for their per-layer spans, with the layers' names
+ * interned ("embedding", "block B", "head"); nothing without a tracer. Freed with the chunks. */
+int pps__run_chunks_trace(const struct pps__run_sched *rs, int stage, struct pps_compute **chunks,
+                          struct pps_tracer *tracer, struct pps_err *err);
+
 /* Stage stage's tracer on the run directory, shard of rank stage in a world of p, with the run's
  * metadata written; *out NULL when the run is not traced. */
 int pps__run_tracer_open(struct pps__run_sched *rs, int stage, int clock_sync,

@@ -228,6 +228,8 @@ static int run_one(const struct pps_run_config *c, int kind, int rank, struct pp
         rc = pps__run_chunks_new(&rs, rank, chunks, err);
     if (!rc)
         rc = pps__run_tracer_open(&rs, rank, 1, "mpi", &tr, err);
+    if (!rc)
+        rc = pps__run_chunks_trace(&rs, rank, chunks, tr, err);
     if (rc) {
         rc = rank_failed(t, rc, err);
         goto out;

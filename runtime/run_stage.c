@@ -104,10 +104,49 @@ int pps__run_out_check(const char *out, struct pps_err *err)
 void pps__run_chunks_free(struct pps_compute **chunks, int v)
 {
     for (int c = 0; c < v; c++) {
-        if (chunks[c])
+        if (chunks[c]) {
+            free(chunks[c]->layer_names);
             chunks[c]->ops->free(chunks[c]);
+        }
         chunks[c] = NULL;
     }
+}
+
+int pps__run_chunks_trace(const struct pps__run_sched *rs, int stage, struct pps_compute **chunks,
+                          struct pps_tracer *tracer, struct pps_err *err)
+{
+    char name[32];
+
+    if (!tracer)
+        return 0;
+    /* Interning takes the tracer's lock: done once here, so the ops record by id. */
+    for (int c = 0; c < rs->v; c++) {
+        int vs = c * rs->p + stage, b0 = rs->first_block[vs];
+        int nb = rs->first_block[vs + 1] - b0, n = nb + 2;
+        int32_t *ids = malloc((size_t)n * sizeof(*ids));
+
+        if (!ids)
+            return pps_err_set(err, PPS_ENOMEM, "out of memory for the layers' span names");
+        for (int k = 0; k < n; k++) {
+            if (k == 0)
+                snprintf(name, sizeof(name), "embedding");
+            else if (k == n - 1)
+                snprintf(name, sizeof(name), "head");
+            else
+                snprintf(name, sizeof(name), "block %d", b0 + k - 1);
+            ids[k] = pps_trace_name(tracer, name);
+            if (ids[k] < 0) {
+                free(ids);
+                return pps_err_set(err, ids[k] == PPS_ENOMEM ? PPS_ENOMEM : PPS_EINVAL,
+                                   "stage %d: the tracer refused the name '%s'", stage, name);
+            }
+        }
+        free(chunks[c]->layer_names);
+        chunks[c]->layer_names = ids;
+        chunks[c]->n_layer_names = n;
+        chunks[c]->tracer = tracer;
+    }
+    return 0;
 }
 
 int pps__run_chunks_new(const struct pps__run_sched *rs, int stage, struct pps_compute **chunks,
@@ -125,8 +164,9 @@ int pps__run_chunks_new(const struct pps__run_sched *rs, int stage, struct pps_c
             size_t after_f = 0;
             pps_model_act_bytes(s, rs->first_block[vs + 1] - rs->first_block[vs], vs == 0,
                                 vs == rs->nvs - 1, &after_f, NULL);
-            rc = pps_emu_compute_new(&rs->cfg->emu, rs->p, rs->v, stage, c, act_floats, after_f,
-                                     &chunks[c], err);
+            rc = pps_emu_compute_new(&rs->cfg->emu, rs->p, rs->v, stage, c,
+                                     rs->first_block[vs + 1] - rs->first_block[vs], act_floats,
+                                     after_f, &chunks[c], err);
         } else {
             rc = pps_model_compute_new(s, "cpu", rs->p, rs->v, rs->m, stage, c, rs->first_block,
                                        rs->data, &chunks[c], err);
@@ -257,6 +297,14 @@ static int write_meta(struct pps__run_sched *rs, int stage, struct pps_tracer *t
     rc |= pps_trace_meta_int(t, "emu_latency_ns", llround(c->emu.latency_ns));
     snprintf(buf, sizeof(buf), "%g", c->emu.bandwidth_gbps);
     rc |= pps_trace_meta(t, "emu_bandwidth_gbps", buf);
+    if (c->emu.layer_costs) {
+        const double *l[3] = {c->emu.embed_ns, c->emu.block_ns, c->emu.head_ns};
+        static const char *const key[3] = {"emu_embed_ms", "emu_block_ms", "emu_head_ms"};
+        for (int k = 0; k < 3; k++) {
+            snprintf(buf, sizeof(buf), "%g,%g,%g", l[k][0] / 1e6, l[k][1] / 1e6, l[k][2] / 1e6);
+            rc |= pps_trace_meta(t, key[k], buf);
+        }
+    }
     if (c->emu.stage_mult) {
         size_t used = 0;
         buf[0] = '\0';

@@ -256,6 +256,8 @@ static int run_one(const struct pps_run_config *c, int kind, struct pps_run_outc
         rc = pps__run_chunks_new(&rs, s, chunks + s * v, err);
     for (int s = 0; s < p && !rc; s++)
         rc = pps__run_tracer_open(&rs, s, 0, "threads", &tr[s], err);
+    for (int s = 0; s < p && !rc; s++)
+        rc = pps__run_chunks_trace(&rs, s, chunks + s * v, tr[s], err);
     if (rc)
         goto out;
     /* Set up and about to start: the one moment a warning about the run is true of it. */

@@ -18,3 +18,5 @@ endif()
 # and paths through report, report --json, view --once, merge, import, export and run.
 pps_unit_test(test_text)
 pps_cli_test(hostile_text)
+# `ppscope rebalance RUN`: the suggested partition's measured gain against the predicted one.
+pps_cli_test(rebalance)
