@@ -76,7 +76,8 @@ int pps__analysis_infer_iters(const struct pps_run *run, struct pps_run **out, s
         copy->stages[s].spans = malloc((n ? n : 1) * sizeof(struct pps_span));
         if (!copy->stages[s].spans)
             goto oom;
-        memcpy(copy->stages[s].spans, run->stages[s].spans, n * sizeof(struct pps_span));
+        if (n) /* a stage without spans may have no array at all: memcpy from NULL is UB */
+            memcpy(copy->stages[s].spans, run->stages[s].spans, n * sizeof(struct pps_span));
     }
     /* Each stage by its own starts; a stage with none (it runs no forward) by the lowest stage
      * that has some. */

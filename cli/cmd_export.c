@@ -170,8 +170,11 @@ int pps_cmd_export(int argc, char **argv)
     /* Files that exist are refused before the run is read: a long load then a refusal wastes
      * the user's time. */
     for (int i = 0; i < PPS_EXPORT_FORMAT_COUNT; i++)
-        if (a.out[i] && !a.force && lstat(a.out[i], &st) == 0) {
-            pps_err_set(&err, PPS_EINVAL, "%s: exists: use --force to replace it", a.out[i]);
+        if (a.out[i] && lstat(a.out[i], &st) == 0 && (!a.force || !S_ISREG(st.st_mode))) {
+            pps_err_set(&err, PPS_EINVAL,
+                        a.force ? "%s: not a regular file: --force replaces only files"
+                                : "%s: exists: use --force to replace it",
+                        a.out[i]);
             return pps_cli_fail("export", &err);
         }
     if (pps_run_load(a.run, &run, &err) < 0 || pps_analysis_report(run, &rep, &err) < 0 ||

@@ -95,8 +95,15 @@ int pps_export_file(const char *path, int format, const struct pps_export_input 
     if (!path || !path[0])
         return pps_err_set(err, PPS_EINVAL, "no file named for the %s export",
                            pps_export_format_name(format));
-    if (!force && lstat(path, &st) == 0)
-        return pps_err_set(err, PPS_EINVAL, "%s: exists: use --force to replace it", path);
+    if (lstat(path, &st) == 0) {
+        if (!force)
+            return pps_err_set(err, PPS_EINVAL, "%s: exists: use --force to replace it", path);
+        /* A rename over a device, a FIFO or a link would replace it with a file (as root,
+         * /dev/null itself): --force replaces files only. */
+        if (!S_ISREG(st.st_mode))
+            return pps_err_set(err, PPS_EINVAL,
+                               "%s: not a regular file: --force replaces only files", path);
+    }
     n = strlen(path) + 32;
     tmp = malloc(n);
     if (!tmp)

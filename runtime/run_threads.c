@@ -52,7 +52,7 @@ static void on_stop_signal(int sig)
 }
 
 struct stop_handlers {
-    struct sigaction term, intr;
+    struct sigaction term, intr, hup;
 };
 
 static void stop_handlers_set(struct stop_handlers *old)
@@ -65,6 +65,14 @@ static void stop_handlers_set(struct stop_handlers *old)
     stop_signal = 0;
     sigaction(SIGTERM, &sa, &old->term);
     sigaction(SIGINT, &sa, &old->intr);
+    /* A closed terminal (ssh dropped) asks the same as a kill: SIGHUP's default would leave the
+     * shards unclosed and say nothing. */
+    sigaction(SIGHUP, &sa, &old->hup);
+}
+
+static const char *stop_name(int sig)
+{
+    return sig == SIGINT ? "SIGINT" : sig == SIGHUP ? "SIGHUP" : "SIGTERM";
 }
 
 /* Puts the program's handlers back. */
@@ -72,6 +80,7 @@ static void stop_handlers_restore(const struct stop_handlers *old)
 {
     sigaction(SIGTERM, &old->term, NULL);
     sigaction(SIGINT, &old->intr, NULL);
+    sigaction(SIGHUP, &old->hup, NULL);
 }
 
 /* Joins the n stage threads; aborts them when a stop signal comes first. Returns that signal,
@@ -90,8 +99,10 @@ static int wait_stages(struct stage_thread *st, int n, struct pps_transport_thre
             break;
         if (!sig && stop_signal) {
             sig = stop_signal;
-            (void)pps_transport_threads_abort(
-                hub, -1, sig == SIGINT ? "stopped by SIGINT" : "stopped by SIGTERM");
+            (void)pps_transport_threads_abort(hub, -1,
+                                              sig == SIGINT   ? "stopped by SIGINT"
+                                              : sig == SIGHUP ? "stopped by SIGHUP"
+                                                              : "stopped by SIGTERM");
         }
         nanosleep(&tick, NULL);
     }
@@ -254,6 +265,9 @@ static int run_one(const struct pps_run_config *c, int kind, struct pps_run_outc
     }
     for (int s = 0; s < p && !rc; s++)
         rc = pps__run_chunks_new(&rs, s, chunks + s * v, err);
+    /* From before the shards exist: a stop while they are made closes them as any stop does. */
+    stop_handlers_set(&handlers);
+    handlers_set = 1;
     for (int s = 0; s < p && !rc; s++)
         rc = pps__run_tracer_open(&rs, s, 0, "threads", &tr[s], err);
     for (int s = 0; s < p && !rc; s++)
@@ -273,9 +287,7 @@ static int run_one(const struct pps_run_config *c, int kind, struct pps_run_outc
                     p, cpus, cpus == 1 ? "" : "s", cpus);
     }
 
-    stop_handlers_set(&handlers);
-    handlers_set = 1;
-    for (; started < p; started++) {
+    for (; started < p && !stop_signal; started++) {
         struct stage_thread *x = &st[started];
         pps__run_exec_config(&rs, started, t[started], tr[started], chunks + started * v, &x->ec);
         if (pthread_create(&x->th, NULL, stage_main, x) != 0) {
@@ -285,6 +297,8 @@ static int run_one(const struct pps_run_config *c, int kind, struct pps_run_outc
         }
     }
     sig = wait_stages(st, started, hub);
+    if (!sig && started < p)
+        sig = stop_signal; /* stopped before every stage started */
     if (!rc && !sig)
         rc = stage_error(st, p, err);
     if (!rc && !sig)
@@ -297,7 +311,7 @@ out:
     if (sig)
         rc = pps_err_set(err, PPS_EIO,
                          "stopped by %s: %s is incomplete: %llu spans kept, %llu dropped",
-                         sig == SIGINT ? "SIGINT" : "SIGTERM", rs.dir,
+                         stop_name(sig), rs.dir,
                          (unsigned long long)loss.written, (unsigned long long)loss.dropped);
     else if (!rc && loss.unwritten)
         rc = pps__run_loss_error(&loss, rs.dir, c->iters, cerr.msg, err);

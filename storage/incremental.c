@@ -376,7 +376,7 @@ static int read_metrics(struct pps_run_follow *f, struct follow_file *ff, struct
             rc = oom(ff->path, err);
             goto out;
         }
-        if ((rc = pps__metric_row(st, ff->path, &f->metrics[f->n_metrics], err)))
+        if ((rc = pps__metric_row(st, ff->path, &ff->bounds, &f->metrics[f->n_metrics], err)))
             goto out;
         f->n_metrics++;
         ff->last_metric = sqlite3_column_int64(st, 8);

@@ -459,6 +459,7 @@ int pps__span_row(sqlite3_stmt *st, const char *path, const struct pps__span_bou
         case 1: hi = b->stage_max; break;
         case 2: hi = b->chunk_max; break;
         case 3: hi = b->mb_max; break;
+        case 4: hi = b->iter_max; break;
         case 7: hi = b->peer_max; break;
         case 12: lo = b->rank_min, hi = b->rank_max; break;
         default: break;
@@ -473,6 +474,11 @@ int pps__span_row(sqlite3_stmt *st, const char *path, const struct pps__span_bou
         return pps_err_set(err, PPS_EFORMAT,
                            "%s: truncated or corrupted (%s: ends %lld ns before it starts)", path,
                            where, (long long)(v[5] - v[6]));
+    /* A message or a wait is between two stages: one with itself is not one ppscope wrote. */
+    if ((v[0] == PPS_SPAN_SEND || v[0] == PPS_SPAN_RECV || v[0] == PPS_SPAN_WAIT) && v[7] == v[1])
+        return pps_err_set(err, PPS_EFORMAT,
+                           "%s: truncated or corrupted (%s: a %s of stage %lld with itself)", path,
+                           where, pps_span_kind_name((int)v[0]), (long long)v[1]);
     s->kind = (uint8_t)v[0];
     s->stage = (int16_t)v[1];
     s->chunk = (int16_t)v[2];
@@ -537,6 +543,12 @@ int pps__file_meta_check(const struct pps_meta_entry *meta, size_t n, const char
             lo_rank = meta[i].rank;
         if (meta[i].rank > hi_rank)
             hi_rank = meta[i].rank;
+        /* The writer's own rank key says what its rows' rank column does. */
+        if (!strcmp(meta[i].key, "rank") &&
+            (pps__parse_i64(meta[i].value, &v) != 0 || v != meta[i].rank))
+            return pps_err_set(err, PPS_EFORMAT,
+                               "%s: truncated or corrupted (meta rank of rank %d is '%s')", path,
+                               meta[i].rank, meta[i].value);
         for (int k = 0; k < 5; k++) {
             if (strcmp(meta[i].key, meta_counts[k].key) != 0)
                 continue;
@@ -556,6 +568,7 @@ int pps__file_meta_check(const struct pps_meta_entry *meta, size_t n, const char
     b->chunk_max = from[2] >= 0 ? got[2] - 1 : INT16_MAX;
     b->rank_min = 0;
     b->rank_max = from[4] >= 0 ? got[4] - 1 : INT16_MAX;
+    b->iter_max = from[3] >= 0 ? got[3] - 1 : INT32_MAX - 1;
     /* A shard of one rank holds that rank's spans: a row of another is a copy or damage, and
      * would be counted under a rank whose own shard may hold it too. */
     if (lo_rank == hi_rank)
@@ -663,7 +676,8 @@ static int col_real(sqlite3_stmt *st, int col, const char *path, const char *whe
     return 0;
 }
 
-int pps__metric_row(sqlite3_stmt *st, const char *path, struct pps_metric *m, struct pps_err *err)
+int pps__metric_row(sqlite3_stmt *st, const char *path, const struct pps__span_bounds *b,
+                    struct pps_metric *m, struct pps_err *err)
 {
     char where[48];
     int64_t rank, iter, stage;
@@ -671,15 +685,13 @@ int pps__metric_row(sqlite3_stmt *st, const char *path, struct pps_metric *m, st
 
     snprintf(where, sizeof(where), "metrics row %lld", (long long)sqlite3_column_int64(st, 8));
     /* -1 is "unknown" for the counts; a sum of counts is the reader's to keep in range. */
-    if ((rc = pps__col_int(st, 0, 0, INT16_MAX, path, where, "rank", &rank, err)) ||
-        (rc = pps__col_int(st, 1, INT32_MIN, INT32_MAX, path, where, "iter", &iter, err)) ||
-        (rc = pps__col_int(st, 2, INT32_MIN, INT32_MAX, path, where, "stage", &stage, err)) ||
+    if ((rc = pps__col_int(st, 0, b->rank_min, b->rank_max, path, where, "rank", &rank, err)) ||
+        (rc = pps__col_int(st, 1, -1, b->iter_max, path, where, "iter", &iter, err)) ||
+        (rc = pps__col_int(st, 2, -1, b->stage_max, path, where, "stage", &stage, err)) ||
         (rc = col_real(st, 3, path, where, "loss", &m->loss, err)) ||
         (rc = col_real(st, 4, path, where, "grad_norm", &m->grad_norm, err)) ||
-        (rc = pps__col_int(st, 5, INT64_MIN, INT64_MAX, path, where, "act_bytes", &m->act_bytes,
-                           err)) ||
-        (rc = pps__col_int(st, 6, INT64_MIN, INT64_MAX, path, where, "pending_w", &m->pending_w,
-                           err)) ||
+        (rc = pps__col_int(st, 5, -1, INT64_MAX, path, where, "act_bytes", &m->act_bytes, err)) ||
+        (rc = pps__col_int(st, 6, -1, INT64_MAX, path, where, "pending_w", &m->pending_w, err)) ||
         (rc = pps__col_int(st, 7, -1, INT64_MAX, path, where, "dropped", &m->dropped, err)))
         return rc;
     m->rank = (int16_t)rank;
@@ -688,7 +700,8 @@ int pps__metric_row(sqlite3_stmt *st, const char *path, struct pps_metric *m, st
     return 0;
 }
 
-static int load_metrics(struct loader *ld, sqlite3 *db, struct pps_err *err)
+static int load_metrics(struct loader *ld, sqlite3 *db, const struct pps__span_bounds *b,
+                        struct pps_err *err)
 {
     struct pps_run *run = ld->run;
     sqlite3_stmt *st = NULL;
@@ -702,7 +715,7 @@ static int load_metrics(struct loader *ld, sqlite3 *db, struct pps_err *err)
             rc = oom(ld, err);
             goto out;
         }
-        if ((rc = pps__metric_row(st, ld->path, &run->metrics[run->n_metrics], err)))
+        if ((rc = pps__metric_row(st, ld->path, b, &run->metrics[run->n_metrics], err)))
             goto out;
         run->n_metrics++;
     }
@@ -803,7 +816,7 @@ static int load_file(struct loader *ld, const char *path, size_t *n_ranks, int *
         checking = 1;
     }
     if ((rc = load_names(ld, db, err)) || (rc = load_spans(ld, db, &bounds, err)) ||
-        (rc = load_metrics(ld, db, err)))
+        (rc = load_metrics(ld, db, &bounds, err)))
         goto out;
     if ((rc = pps__exec(db, "COMMIT", path, "cannot read", err)))
         goto out;

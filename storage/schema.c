@@ -110,6 +110,14 @@ int pps__sql_fail(sqlite3 *db, int rc, const char *path, const char *what, struc
             pps_err_set(err, PPS_EFORMAT, "%s: not a ppscope trace (not an SQLite database)", path);
     else if ((rc & 0xff) == SQLITE_CORRUPT || rc == SQLITE_IOERR_SHORT_READ) /* short: cut */
         code = pps_err_set(err, PPS_EFORMAT, "%s: truncated or corrupted (%s)", path, why);
+    /* A damaged header's schema format number (byte 44) is SQLITE_ERROR, not CORRUPT; a file in
+     * UTF-16, which merge cannot attach beside UTF-8 ones, is a file from elsewhere. Both are
+     * the input's fault, not the system's: SQLite's words for them are stable. */
+    else if ((rc & 0xff) == SQLITE_ERROR && !strcmp(why, "unsupported file format"))
+        code = pps_err_set(err, PPS_EFORMAT, "%s: truncated or corrupted (%s)", path, why);
+    else if ((rc & 0xff) == SQLITE_ERROR && strstr(why, "same text encoding"))
+        code = pps_err_set(err, PPS_EFORMAT, "%s: not a ppscope trace (%s: ppscope writes UTF-8)",
+                           path, why);
     else
         code = pps_err_set(err, PPS_EIO, "%s: %s%s%s", path, what, sep, why);
     /* SQLite quotes the file's own bytes in some messages ("near ...: syntax error" from a

@@ -193,10 +193,11 @@ int pps__clock_align_span(const struct pps__clock *ri, struct pps_span *s, const
 #define PPS__MAX_M (1 << 20)
 /* What a span of one file may hold beside the columns' own bounds, from the file's meta
  * (pps__file_meta_check()): stage and peer below its p, chunk below its v, mb below its m, rank
- * below its world, and in a shard of one rank that rank alone. Each is the column's own bound
+ * below its world, and in a shard of one rank that rank alone, iter below its iters. Each is the
+ * column's own bound
  * where the file does not say. */
 struct pps__span_bounds {
-    int64_t stage_max, chunk_max, mb_max, peer_max, rank_min, rank_max;
+    int64_t stage_max, chunk_max, mb_max, peer_max, rank_min, rank_max, iter_max;
 };
 /* One row into *s, every column range-checked (PPS_EFORMAT naming path otherwise): a start or
  * end beyond +-PPS__TIME_LIMIT, or an end more than that before its start, is corrupted. Times
@@ -217,7 +218,10 @@ int pps__span_read(sqlite3_stmt *st, const char *path, const struct pps__span_bo
                    const struct pps__name_ref *refs, size_t n_refs, const struct pps__clock *ranks,
                    size_t n_ranks, const struct pps__clock **ri, struct pps_span *s,
                    struct pps_err *err);
-int pps__metric_row(sqlite3_stmt *st, const char *path, struct pps_metric *m, struct pps_err *err);
+/* One metrics row into *m, checked as spans are (by b: its rank, iteration and stage), its counts
+ * -1 (unknown) or more. */
+int pps__metric_row(sqlite3_stmt *st, const char *path, const struct pps__span_bounds *b,
+                    struct pps_metric *m, struct pps_err *err);
 
 /* The orders of a loaded run: spans by start, end, then every field (ties the same whatever the
  * input); metrics by iteration, stage, rank; meta by rank, key. For qsort. */

@@ -150,8 +150,10 @@ static void write_queues(struct pps_tracer *t)
 
     for (size_t i = 0; i < n_meta; i++)
         if (pps__injected_full(t, &err) ||
-            pps_store_writer_meta(t->w, meta[i].key, meta[i].value, &err) != 0)
+            pps_store_writer_meta(t->w, meta[i].key, meta[i].value, &err) != 0) {
             pps__fail(t, &err);
+            t->meta_lost = 1;
+        }
     if (n_metrics && (pps__injected_full(t, &err) ||
                       pps_store_writer_metrics(t->w, metrics, n_metrics, &err) != 0))
         pps__fail(t, &err);

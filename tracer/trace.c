@@ -322,6 +322,10 @@ static int close_tracer(struct pps_tracer *t, int complete, struct pps_err *err)
         pps__fail(t, &e);
         complete = 0;
     }
+    /* A shard without all its metadata (lost to a full disk) is not a whole one: marked
+     * incomplete, a reader takes what it lacks for a rank that stopped early, not another run. */
+    if (t->meta_lost)
+        complete = 0;
     if (pps_store_writer_close(t->w, complete, &e) != 0)
         pps__fail(t, &e);
     t->w = NULL;

@@ -87,6 +87,9 @@ struct pps_tracer {
     /* Written rarely, by any thread. */
     alignas(64) _Atomic uint64_t dropped_threads; /* spans of threads beyond max_threads */
     _Atomic uint64_t dropped_writes; /* spans in batches the store refused (flusher only) */
+    /* A metadata row the store refused (a full disk): the shard lacks part of what the run is
+     * (its identity, perhaps), so it is not closed as complete (flusher only, then close). */
+    int meta_lost;
 
     int rank, world, clock_sync;
     pid_t pid; /* the process that opened it: a forked child must leave it alone */

@@ -148,12 +148,32 @@ case_sql world-0 "meta world of rank 0 is '0', not a count in 1..32768" \
     "INSERT OR REPLACE INTO meta (rank, key, value) VALUES (0, 'world', '0');"
 case_sql complete-2 "meta complete of rank 0 is '2', not 0 or 1" \
     "UPDATE meta SET value = '2' WHERE key = 'complete';"
+# Found by the hostile pass after them: a message to its own stage, an iteration beyond the
+# run's iters, metrics of a rank or stage the shard does not hold or a count below -1, and a
+# meta rank key that disagrees with its rows.
+case_sql send-to-itself "spans row 4: a SEND of stage 0 with itself" \
+    "UPDATE spans SET kind = 5, peer = stage WHERE rowid = 4;"
+case_sql iter-beyond-iters "spans row 4: iter 7 out of range -1..4" \
+    "INSERT OR REPLACE INTO meta (rank, key, value) VALUES (0, 'iters', '5');
+     UPDATE spans SET iter = 7 WHERE rowid = 4;"
+case_sql metric-rank-7 "metrics row 1: rank 7 out of range 0..0" "$metric UPDATE metrics SET rank = 7;"
+case_sql metric-stage-99 "metrics row 1: stage 99 out of range -1..3" \
+    "$metric UPDATE metrics SET stage = 99;"
+case_sql metric-pending-w-99 "metrics row 1: pending_w -99 out of range -1.." \
+    "$metric UPDATE metrics SET pending_w = -99;"
+case_sql meta-rank-key "meta rank of rank 0 is '2'" "UPDATE meta SET value = '2' WHERE key = 'rank';"
 
 # Item 6: what report refused and the view believed.
 case_dup duplicate-rank "rank-00001.db: its rank 0 is in another shard of this run too"
 case_sql renamed-kind "kind 1 is 'FWD', not 'F'" "UPDATE kinds SET name = 'FWD' WHERE id = 1;"
 case_dup text-rank "rank-00001.db: truncated or corrupted (meta row 'backend': rank is text" \
     "UPDATE meta SET rank = 'one';"
+
+# A header whose schema format number (byte 44..47) SQLite does not know: damage, exit 2 (was 1).
+rm -rf "$T/header-format"
+cp -r "$T/good" "$T/header-format"
+printf '\005' | dd of="$T/header-format/rank-00000.db" bs=1 seek=47 conv=notrunc 2>/dev/null
+check header-format "truncated or corrupted (unsupported file format)" "$T/header-format"
 
 # Values at the schema's bounds load, and every reader holds them (UBSan found overflows in the
 # view at 2^62 and in the report's sum of dropped spans, which gave -4).
@@ -179,6 +199,8 @@ case_ok dropped-sum "dropped   9223372036854775807 spans" \
 expect_exit 0 view --once --size 200x30 "$T/dropped-sum"
 head -n 1 "$T/out" | grep -qF "[DROPPED 9223372036854775807]" ||
     fail "dropped-sum: the view's header: $(head -n 1 "$T/out")"
+# No spans at all (UBSan: a copy of a stage's empty array from NULL in the inference)
+case_ok no-spans "status" "DELETE FROM spans;"
 case_ok times-2-62 "status" \
     "UPDATE spans SET start_ns = -4611686018427387903 WHERE rowid = 1;
      UPDATE spans SET end_ns = 4611686018427387903 WHERE rowid = (SELECT max(rowid) FROM spans);"

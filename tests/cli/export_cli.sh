@@ -99,6 +99,16 @@ stderr_has "old.csv: exists: use --force to replace it"
 nothing_left "$T/new.json"
 expect_exit 0 export "$SIM" --csv "$T/old.csv" --force
 [ "$(head -c 4 "$T/old.csv")" = "kind" ] || fail "--force did not replace the file"
+# ... but only a file: a FIFO or a link stays what it is (a rename over /dev/null, as root,
+# would have made it a file)
+mkfifo "$T/fifo" && {
+    expect_exit 2 export "$SIM" --csv "$T/fifo" --force
+    stderr_has "fifo: not a regular file: --force replaces only files"
+    [ -p "$T/fifo" ] || fail "--force replaced a FIFO"
+}
+ln -s "$T/old.csv" "$T/link.csv"
+expect_exit 2 export "$SIM" --csv "$T/link.csv" --force
+[ -L "$T/link.csv" ] || fail "--force replaced a symbolic link"
 
 # --- a full disk (the file size limit): PPS_EIO naming the file, exit 1, nothing left ---
 # SIGXFSZ is ignored so that the write fails with EFBIG instead of killing ppscope; the input

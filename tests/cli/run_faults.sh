@@ -237,25 +237,27 @@ whole_before_last() {
     done
 }
 
-# SIGTERM: a clean close.
-if start_long "$T/term"; then
-    kill -TERM $pid
-    wait $pid
-    rc=$?
-    [ $rc -eq 1 ] || fail "SIGTERM: exit $rc, expected 1"
-    k=$(kept "$T/term")
-    want="ppscope run: stopped by SIGTERM: $T/term is incomplete: $k spans kept, 0 dropped"
-    line=$(grep -v '^ppscope run: warning:' "$T/err")
-    [ "$line" = "$want" ] || fail "SIGTERM: '$line', expected '$want'"
-    for db in "$T/term"/rank-*.db; do
-        [ "$(q "$db" "select value from meta where key = 'complete'")" = 0 ] ||
-            fail "SIGTERM: $db is not marked incomplete"
-    done
-    whole_before_last "$T/term"
-    check_missing "$T/term" 100000
-else
-    fail "SIGTERM: the run did not reach iteration 3 in 30 s"
-fi
+# SIGTERM: a clean close; SIGHUP (the terminal went away) the same.
+for sig in TERM HUP; do
+    if start_long "$T/$sig"; then
+        kill -$sig $pid
+        wait $pid
+        rc=$?
+        [ $rc -eq 1 ] || fail "SIG$sig: exit $rc, expected 1"
+        k=$(kept "$T/$sig")
+        want="ppscope run: stopped by SIG$sig: $T/$sig is incomplete: $k spans kept, 0 dropped"
+        line=$(grep -v '^ppscope run: warning:' "$T/err")
+        [ "$line" = "$want" ] || fail "SIG$sig: '$line', expected '$want'"
+        for db in "$T/$sig"/rank-*.db; do
+            [ "$(q "$db" "select value from meta where key = 'complete'")" = 0 ] ||
+                fail "SIG$sig: $db is not marked incomplete"
+        done
+        whole_before_last "$T/$sig"
+        check_missing "$T/$sig" 100000
+    else
+        fail "SIG$sig: the run did not reach iteration 3 in 30 s"
+    fi
+done
 
 # SIGKILL: nothing closed, what was committed kept.
 if start_long "$T/kill"; then

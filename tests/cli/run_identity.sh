@@ -171,6 +171,8 @@ if command -v sqlite3 >/dev/null 2>&1; then
     id=$(sqlite3 "$T/a/rank-00000.db" "SELECT value FROM meta WHERE key = 'run_id'")
     cp "$T/b/rank-00003.db" "$T/beyond/rank-00005.db"
     sqlite3 "$T/beyond/rank-00005.db" "UPDATE meta SET rank = 5; UPDATE spans SET rank = 5;
+        UPDATE metrics SET rank = 5; UPDATE names SET rank = 5;
+        UPDATE meta SET value = '5' WHERE key = 'rank';
         UPDATE meta SET value = '$id' WHERE key = 'run_id'" || fail "sqlite3 on rank 5"
     expect_exit 2 report "$T/beyond"
     stderr_has "$T/beyond: rank-00005.db holds rank 5, outside the run's world of 4 ranks"
