@@ -293,7 +293,7 @@ static int read_names(struct pps_run_follow *f, struct follow_file *ff, struct p
         size_t at;
         char *copy;
 
-        if ((rc = pps__name_row(st, ff->path, &rank, &id, &name, err)))
+        if ((rc = pps__name_row(st, ff->path, &ff->bounds, &rank, &id, &name, err)))
             goto out;
         if (prev == ((int64_t)rank << 32 | (uint32_t)id)) {
             rc = pps_err_set(err, PPS_EFORMAT,

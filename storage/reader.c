@@ -143,13 +143,14 @@ int pps__meta_row(sqlite3_stmt *st, const char *path, int *rank, const char **ke
     return 0;
 }
 
-int pps__name_row(sqlite3_stmt *st, const char *path, int *rank, int32_t *id, const char **name,
-                  struct pps_err *err)
+int pps__name_row(sqlite3_stmt *st, const char *path, const struct pps__span_bounds *b, int *rank,
+                  int32_t *id, const char **name, struct pps_err *err)
 {
     int64_t r, i;
     int rc;
 
-    if ((rc = pps__col_int(st, 0, 0, INT16_MAX, path, "a names row", "rank", &r, err)) ||
+    if ((rc = pps__col_int(st, 0, b->rank_min, b->rank_max, path, "a names row", "rank", &r,
+                           err)) ||
         (rc = pps__col_int(st, 1, 0, INT32_MAX, path, "a names row", "id", &i, err)) ||
         (rc = pps__col_text(st, 2, path, "a names row", "name", name, err)))
         return rc;
@@ -296,7 +297,8 @@ out:
     return rc;
 }
 
-static int load_names(struct loader *ld, sqlite3 *db, struct pps_err *err)
+static int load_names(struct loader *ld, sqlite3 *db, const struct pps__span_bounds *b,
+                      struct pps_err *err)
 {
     struct pps_run *run = ld->run;
     sqlite3_stmt *st = NULL;
@@ -310,7 +312,7 @@ static int load_names(struct loader *ld, sqlite3 *db, struct pps_err *err)
         int rank;
         char *copy;
 
-        if ((rc = pps__name_row(st, ld->path, &rank, &id, &name, err)))
+        if ((rc = pps__name_row(st, ld->path, b, &rank, &id, &name, err)))
             goto out;
         /* In (rank, id) order: a key said twice (a table without its primary key) is adjacent. */
         if (ld->n_refs && ld->refs[ld->n_refs - 1].rank == rank &&
@@ -474,6 +476,13 @@ int pps__span_row(sqlite3_stmt *st, const char *path, const struct pps__span_bou
         return pps_err_set(err, PPS_EFORMAT,
                            "%s: truncated or corrupted (%s: ends %lld ns before it starts)", path,
                            where, (long long)(v[5] - v[6]));
+    /* `ppscope run` keeps one stage per rank (docs/schema.md): a span of another stage in a
+     * rank's rows was moved there. */
+    if (b->stage_is_rank && v[1] != v[12])
+        return pps_err_set(err, PPS_EFORMAT,
+                           "%s: truncated or corrupted (%s: stage %lld in rank %lld's rows, and "
+                           "a ppscope run's rank is its stage)",
+                           path, where, (long long)v[1], (long long)v[12]);
     /* A message or a wait is between two stages: one with itself is not one ppscope wrote. */
     if ((v[0] == PPS_SPAN_SEND || v[0] == PPS_SPAN_RECV || v[0] == PPS_SPAN_WAIT) && v[7] == v[1])
         return pps_err_set(err, PPS_EFORMAT,
@@ -569,6 +578,14 @@ int pps__file_meta_check(const struct pps_meta_entry *meta, size_t n, const char
     b->rank_min = 0;
     b->rank_max = from[4] >= 0 ? got[4] - 1 : INT16_MAX;
     b->iter_max = from[3] >= 0 ? got[3] - 1 : INT32_MAX - 1;
+    /* `ppscope run` says so twice: its source, and the transport its stages talked over (a
+     * program of the user's that calls itself ppscope records stages as it likes). */
+    b->stage_is_rank = 0;
+    for (size_t i = 0, src = 0, transport = 0; i < n && !b->stage_is_rank; i++) {
+        src |= !strcmp(meta[i].key, "source") && !strcmp(meta[i].value, "ppscope");
+        transport |= !strcmp(meta[i].key, "transport");
+        b->stage_is_rank = src && transport;
+    }
     /* A shard of one rank holds that rank's spans: a row of another is a copy or damage, and
      * would be counted under a rank whose own shard may hold it too. */
     if (lo_rank == hi_rank)
@@ -815,7 +832,7 @@ static int load_file(struct loader *ld, const char *path, size_t *n_ranks, int *
             goto out;
         checking = 1;
     }
-    if ((rc = load_names(ld, db, err)) || (rc = load_spans(ld, db, &bounds, err)) ||
+    if ((rc = load_names(ld, db, &bounds, err)) || (rc = load_spans(ld, db, &bounds, err)) ||
         (rc = load_metrics(ld, db, &bounds, err)))
         goto out;
     if ((rc = pps__exec(db, "COMMIT", path, "cannot read", err)))

@@ -131,9 +131,11 @@ int pps__col_text(sqlite3_stmt *st, int col, const char *path, const char *where
  * strings are SQLite's, valid until the next step. */
 int pps__meta_row(sqlite3_stmt *st, const char *path, int *rank, const char **key,
                   const char **value, struct pps_err *err);
-/* One row of "SELECT rank, id, name FROM names", checked as pps__meta_row(). */
-int pps__name_row(sqlite3_stmt *st, const char *path, int *rank, int32_t *id, const char **name,
-                  struct pps_err *err);
+struct pps__span_bounds;
+/* One row of "SELECT rank, id, name FROM names", checked as pps__meta_row(), its rank one the
+ * file holds (b, as its spans'). */
+int pps__name_row(sqlite3_stmt *st, const char *path, const struct pps__span_bounds *b, int *rank,
+                  int32_t *id, const char **name, struct pps_err *err);
 /* The kinds table of an open trace says what ours says (and reads whole: damage there is found
  * too); else PPS_EFORMAT naming path. Both readers run it once per file. */
 int pps__kinds_check(sqlite3 *db, const char *path, struct pps_err *err);
@@ -198,6 +200,7 @@ int pps__clock_align_span(const struct pps__clock *ri, struct pps_span *s, const
  * where the file does not say. */
 struct pps__span_bounds {
     int64_t stage_max, chunk_max, mb_max, peer_max, rank_min, rank_max, iter_max;
+    int stage_is_rank; /* a `ppscope run` shard (meta source ppscope): each span's stage is its rank */
 };
 /* One row into *s, every column range-checked (PPS_EFORMAT naming path otherwise): a start or
  * end beyond +-PPS__TIME_LIMIT, or an end more than that before its start, is corrupted. Times

@@ -20,3 +20,4 @@ pps_unit_test(test_text)
 pps_cli_test(hostile_text)
 # `ppscope rebalance RUN`: the suggested partition's measured gain against the predicted one.
 pps_cli_test(rebalance)
+set_tests_properties(rebalance PROPERTIES RUN_SERIAL TRUE)

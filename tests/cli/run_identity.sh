@@ -171,11 +171,18 @@ if command -v sqlite3 >/dev/null 2>&1; then
     id=$(sqlite3 "$T/a/rank-00000.db" "SELECT value FROM meta WHERE key = 'run_id'")
     cp "$T/b/rank-00003.db" "$T/beyond/rank-00005.db"
     sqlite3 "$T/beyond/rank-00005.db" "UPDATE meta SET rank = 5; UPDATE spans SET rank = 5;
-        UPDATE metrics SET rank = 5; UPDATE names SET rank = 5;
+        UPDATE metrics SET rank = 5; UPDATE names SET rank = 5; DELETE FROM spans;
         UPDATE meta SET value = '5' WHERE key = 'rank';
         UPDATE meta SET value = '$id' WHERE key = 'run_id'" || fail "sqlite3 on rank 5"
     expect_exit 2 report "$T/beyond"
     stderr_has "$T/beyond: rank-00005.db holds rank 5, outside the run's world of 4 ranks"
+
+    # a span moved to another stage in a ppscope run, whose rank is its stage
+    rm -rf "$T/moved"
+    cp -r "$T/a" "$T/moved"
+    sqlite3 "$T/moved/rank-00001.db" "UPDATE spans SET stage = 2 WHERE rowid = 3" || fail "sqlite3"
+    expect_exit 2 report "$T/moved"
+    stderr_has "rank-00001.db: truncated or corrupted (spans row 3: stage 2 in rank 1's rows, and a ppscope run's rank is its stage)"
 
     # a key the one line does not show is named with both values
     rm -rf "$T/iters"
