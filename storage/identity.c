@@ -42,6 +42,7 @@ static const char *const ident_keys[N_IDENT] = {"source", "backend", "schedule",
 
 struct ident {
     int rank;
+    int closed; /* complete = 1: the rank closed its shard, every key it would write is there */
     const char *v[N_IDENT];
 };
 
@@ -65,6 +66,7 @@ static void ident_read(const struct pps_run *run, size_t *i, struct ident *id)
     if (id->v[ID_SOURCE] && !strcmp(id->v[ID_SOURCE], "tracer") && !id->v[ID_RUN_ID] && complete &&
         !strcmp(complete, "0"))
         id->v[ID_SOURCE] = NULL;
+    id->closed = complete && !strcmp(complete, "1");
 }
 
 /* The first key both have and on which they differ, or -1. */
@@ -137,13 +139,35 @@ int pps__run_identity_check(const struct pps_run *run, struct pps_err *err)
     size_t i = 0;
     int world = run_world(run), key;
 
+    struct ident with = {-1, 0, {NULL}}; /* the first rank with a run id */
+    int lacking = -1;                     /* a closed rank without one */
+
     if (run->n_meta == 0)
         return 0;
     ident_read(run, &i, &first);
+    if (first.v[ID_RUN_ID])
+        with = first;
+    else if (first.closed)
+        lacking = first.rank;
     while (i < run->n_meta) {
         ident_read(run, &i, &id);
         if ((key = ident_differs(&first, &id)) >= 0)
             return two_runs(run, &first, &id, key, err);
+        if (id.v[ID_RUN_ID] && with.rank < 0)
+            with = id;
+        else if (!id.v[ID_RUN_ID] && id.closed && lacking < 0)
+            lacking = id.rank;
+    }
+    /* A run id is written with a run's first metadata: a rank that closed its shard without
+     * one, beside ranks that have one, is another run's (written before run ids) or damaged. */
+    if (with.rank >= 0 && lacking >= 0) {
+        char wa[32], wl[32];
+        rank_where(run, lacking, wl, sizeof(wl));
+        rank_where(run, with.rank, wa, sizeof(wa));
+        return pps_err_set(err, PPS_EFORMAT,
+                           "%s: %s has no run id but %s is of run %.40s: a shard of another run, "
+                           "or its metadata damaged",
+                           run->path, wl, wa, with.v[ID_RUN_ID]);
     }
     /* Every rank agrees on the world: one beyond it came from a larger run. */
     for (i = 0; world > 0 && i < run->n_meta; i++) {

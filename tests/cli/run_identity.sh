@@ -177,6 +177,14 @@ if command -v sqlite3 >/dev/null 2>&1; then
     expect_exit 2 report "$T/beyond"
     stderr_has "$T/beyond: rank-00005.db holds rank 5, outside the run's world of 4 ranks"
 
+    # another run's shard whose run id was deleted: it closed without one, beside ranks with one
+    rm -rf "$T/noid"
+    cp -r "$T/a" "$T/noid"
+    cp "$T/b/rank-00002.db" "$T/noid/rank-00002.db"
+    sqlite3 "$T/noid/rank-00002.db" "DELETE FROM meta WHERE key = 'run_id'" || fail "sqlite3"
+    expect_exit 2 report "$T/noid"
+    stderr_has "$T/noid: rank-00002.db has no run id but rank-00000.db is of run $id: a shard of another run, or its metadata damaged"
+
     # a span moved to another stage in a ppscope run, whose rank is its stage
     rm -rf "$T/moved"
     cp -r "$T/a" "$T/moved"
