@@ -16,7 +16,7 @@ static const char usage_text[] =
     "usage: ppscope rebalance [--json] RUN\n"
     "\n"
     "Suggests the --partition (blocks per stage) for 'ppscope run' that minimises the run's\n"
-    "predicted iteration time. Costs: each layer's mean measured F, B and W (the embedding,\n"
+    "predicted iteration time. Costs: each layer's median measured F, B and W (the embedding,\n"
     "each block, the LM head and loss: the runtime's per-layer spans, docs/runtime.md); what a\n"
     "stage's ops spend outside their layers stays with the stage. Every split of the blocks\n"
     "into contiguous runs per stage is simulated with the run's schedule, message time and\n"
@@ -73,6 +73,13 @@ static void print_text(FILE *f, const struct pps_run *run, const struct pps_repo
     }
     fputs("  head                        ", f);
     put_ms3(f, rb->head_ns);
+    fputc('\n', f);
+    /* The measurement beside the predictions: they take each op's median cost, which a host
+     * that held the stage threads back (contention) does not show. */
+    fprintf(f, "measured   --partition %s: %.3f ms per iteration", rb->current, rep->iter_ns / 1e6);
+    if (rep->host.known && rep->host.contention >= PPS_CONTENTION_MIN)
+        fprintf(f, ", the stage threads waiting for a core %.1f%% of their time",
+                100 * rep->host.contention);
     fputc('\n', f);
     fprintf(f, "current    --partition %s: predicted %.3f ms per iteration, bubble %.1f%%\n",
             rb->current, rb->before_iter_ns / 1e6, 100 * rb->before_bubble);
