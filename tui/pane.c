@@ -556,13 +556,10 @@ static const char *const cmp_names[PPS_CMP_FIGURE_COUNT] = {
  * and wait per iteration, each stage's peak activations), with peak activations from the
  * prediction's microbatches where neither run measured its bytes. Returns how many.
  */
-static int delta_rows(const struct pps_tui *ui, struct delta_row *rows, int max)
+static int delta_rows(const struct pps_tui *ui, const struct pps_compare *cmp,
+                      struct delta_row *rows, int max)
 {
     const struct pps_report *ra = ui->models[0].rep, *rb = ui->models[1].rep;
-    struct pps_compare_side sa = {ui->models[0].run, ra, &ui->models[0].flags};
-    struct pps_compare_side sb = {ui->models[1].run, rb, &ui->models[1].flags};
-    struct pps_compare *cmp = NULL;
-    struct pps_err err = {0, ""};
     double pa, pb;
     int n = 0, ua, ub;
     struct delta_row *r;
@@ -575,7 +572,7 @@ static int delta_rows(const struct pps_tui *ui, struct delta_row *rows, int max)
         r->d[0] = '\0';
         r->better = 0;
     }
-    if (pps_compare_runs(&sa, &sb, &cmp, &err) < 0)
+    if (!cmp)
         return n; /* out of memory: the schedules only */
     for (int k = PPS_CMP_ITER; k <= PPS_CMP_STEADY_BUBBLE && n < max; k++) {
         const struct pps_cmp_row *c = pps_compare_find(cmp, k, -1);
@@ -608,7 +605,6 @@ static int delta_rows(const struct pps_tui *ui, struct delta_row *rows, int max)
             snprintf(name, sizeof(name), "%s stage %d", cmp_names[k], s);
             cmp_row(c, name, &rows[n++]);
         }
-    pps_compare_free(cmp);
     return n;
 }
 
@@ -624,9 +620,21 @@ static void draw_delta(struct pps_tui *ui, struct pps_tui_frame *f, struct pps_t
     int y = r.y + 1, end = r.y + r.h, x = r.x + 1, w = r.w - 2, n, nw = 0, aw = 1, bw = 1, dw = 5;
     struct delta_row rows[128];
     char a[48], b[48], line[200];
+    struct pps_compare_side sa, sb;
+    struct pps_compare *cmp = NULL;
+    struct pps_err err = {0, ""};
+    const struct pps_cmp_row *it;
+    int noise;
 
     if (ui->n_models < 2)
         return;
+    sa = (struct pps_compare_side){ui->models[0].run, ra, &ui->models[0].flags};
+    sb = (struct pps_compare_side){ui->models[1].run, rb, &ui->models[1].flags};
+    if (pps_compare_runs(&sa, &sb, &cmp, &err) < 0)
+        cmp = NULL; /* out of memory: the sentence and the schedules only */
+    /* A difference within the runs' own spread is not one the runs can tell: said so. */
+    it = cmp ? pps_compare_find(cmp, PPS_CMP_ITER, -1) : NULL;
+    noise = it && it->beyond == 0;
     if (!isnan(ia) && !isnan(ib) && ia > 0 && ib > 0) {
         double gain = (ia - ib) / ia;
         pps_tui_format_ns(ia, a, sizeof(a));
@@ -636,18 +644,23 @@ static void draw_delta(struct pps_tui *ui, struct pps_tui_frame *f, struct pps_t
                      b);
         else
             snprintf(line, sizeof(line),
-                     "%c is %.1f%% faster than %c: %s vs %s per iteration (%.2fx)",
+                     "%c is %.1f%% faster than %c: %s vs %s per iteration (%.2fx)%s",
                      gain > 0 ? 'B' : 'A', 100 * fabs(gain) / (gain > 0 ? 1 - gain : 1),
                      gain > 0 ? 'A' : 'B', gain > 0 ? b : a, gain > 0 ? a : b,
-                     gain > 0 ? ia / ib : ib / ia);
+                     gain > 0 ? ia / ib : ib / ia,
+                     noise ? ", within the runs' own spread (~)" : "");
         y += pps__tui_wrap(f, x, y, w, end - y > 1 ? 2 : 1, line,
-                           fabs(gain) < 0.005 ? PPS_TUI_C_DEFAULT : PPS_TUI_C_GOOD, PPS_TUI_A_BOLD);
+                           fabs(gain) < 0.005 || noise ? PPS_TUI_C_DEFAULT : PPS_TUI_C_GOOD,
+                           PPS_TUI_A_BOLD);
     } else if (y < end) {
         pps_tui_frame_text(f, x, y++, w, "no iterations to compare", PPS_TUI_C_DIM, 0);
     }
-    if (y >= end)
+    if (y >= end) {
+        pps_compare_free(cmp);
         return;
-    n = delta_rows(ui, rows, end - y - 1 < 128 ? end - y - 1 : 128);
+    }
+    n = delta_rows(ui, cmp, rows, end - y - 1 < 128 ? end - y - 1 : 128);
+    pps_compare_free(cmp);
     for (int i = 0; i < n; i++) {
         nw = max_i(nw, (int)strlen(rows[i].name));
         aw = max_i(aw, pps__tui_text_w(rows[i].a));
