@@ -337,3 +337,38 @@ int64_t pps__tui_peak_act(const struct pps_tui_model *m)
             peak = m->run->metrics[i].act_bytes;
     return peak;
 }
+
+int pps__tui_pending_w(const struct pps_tui_model *m, int stage, double **out)
+{
+    const struct pps_report *rep = m->rep;
+    double *pw;
+    int any = 0;
+
+    *out = NULL;
+    if (!rep || rep->n_iters < 1)
+        return 0;
+    if (!(pw = malloc((size_t)rep->n_iters * sizeof(*pw))))
+        return PPS_ENOMEM;
+    for (int it = 0; it < rep->n_iters; it++)
+        pw[it] = NAN;
+    /* Metrics are sorted by iteration; report iterations too: walk both. */
+    for (size_t i = 0, it = 0; i < m->run->n_metrics; i++) {
+        const struct pps_metric *mt = &m->run->metrics[i];
+
+        while (it < (size_t)rep->n_iters && rep->iters[it].iter < mt->iter)
+            it++;
+        if (it == (size_t)rep->n_iters)
+            break;
+        if (rep->iters[it].iter == mt->iter && mt->stage == stage && mt->pending_w >= 0) {
+            double v = (double)mt->pending_w;
+            pw[it] = isnan(pw[it]) || v > pw[it] ? v : pw[it];
+            any |= mt->pending_w > 0;
+        }
+    }
+    if (!any) {
+        free(pw);
+        return 0;
+    }
+    *out = pw;
+    return 0;
+}

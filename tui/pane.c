@@ -450,6 +450,23 @@ static void draw_flags(struct pps_tui *ui, struct pps_tui_frame *f, struct pps_t
     }
     if (y < end && pps__tui_losses(m, &loss) == 0)
         draw_chart(f, r.x + 1, y++, r.w - 2, "loss", loss, loss ? rep->n_iters : 0, 0);
+    /* The bubble as a training metric, per iteration beside its time and loss; then each
+     * stage's pending W's, where the schedule holds any, as far as rows are left. */
+    if (times && y < end) {
+        for (int i = 0; i < rep->n_iters; i++)
+            times[i] = 100 * rep->iters[i].bubble;
+        draw_chart(f, r.x + 1, y++, r.w - 2, "bubble %", times, rep->n_iters, 0);
+    }
+    for (int s = 0; s < rep->n_stages && y < end; s++) {
+        double *pw = NULL;
+        char label[24];
+
+        if (pps__tui_pending_w(m, s, &pw) != 0 || !pw)
+            continue;
+        snprintf(label, sizeof(label), "pending W s%d", s);
+        draw_chart(f, r.x + 1, y++, r.w - 2, label, pw, rep->n_iters, 0);
+        free(pw);
+    }
     free(times);
     free(loss);
 }

@@ -32,6 +32,9 @@ uint64_t pps__tui_signature(const char *path);
 /* The mean loss of each iteration (NaN where none), for iters[0..n_iters-1] of the report:
  * *out is malloc'ed (NULL when the report has no iteration). 0 or PPS_ENOMEM. */
 int pps__tui_losses(const struct pps_tui_model *m, double **out);
+/* Stage's peak pending W's per report iteration (NaN where no metrics row says) into *out
+ * (malloc'd, rep->n_iters entries), NULL when the stage never held one. 0 or PPS_ENOMEM. */
+int pps__tui_pending_w(const struct pps_tui_model *m, int stage, double **out);
 /* Peak activation bytes over the run's metrics (-1 when none). */
 int64_t pps__tui_peak_act(const struct pps_tui_model *m);
 

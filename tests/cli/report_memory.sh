@@ -63,6 +63,14 @@ check "$T/budget" "zb-h2 --w-budget 2"
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); sys.exit(max(s['pending_w_peak'] for s in d['memory']['stages'])!=2)" "$T/out" ||
     fail "zb-h2 --w-budget 2 does not peak at 2 pending W's"
 
+# The view charts them per iteration beside the bubble (zb-h1 p=4 m=8: stage s holds s+1 W's at
+# most, as the table above says), and no pending-W chart for a schedule that holds none.
+expect_exit 0 view --once --size 200x50 "$T/emu-zb-h1"
+grep -q "pending W s3 *4\.\.4 " "$T/out" || fail "view: no pending W chart of stage 3: $(cat "$T/out")"
+grep -q "bubble % " "$T/out" || fail "view: no bubble chart"
+expect_exit 0 view --once --size 200x50 "$T/emu-1f1b"
+grep -q "pending W s" "$T/out" && fail "view: a pending-W chart for 1f1b"
+
 # The text says it, and a run without memory samples (a simulated one) has no section.
 expect_exit 0 report "$T/emu-zb-h1"
 grep -q "^memory    peak activations and pending W per stage" "$T/out" || fail "text: no memory"

@@ -84,12 +84,16 @@ static int count_kind(const struct diag *d, int kind)
     return n;
 }
 
-/* Whether a clean run's only flags are the bubble's, on a run whose own op times varied (the
- * emu's sleeps overshoot when the shared machine is busy): what a second run may clear. */
-static int noisy_bubble_only(const struct diag *d)
+/* Whether a clean run's only flags say the shared machine was busy: the bubble's, on a run
+ * whose own op times varied (the emu's sleeps overshoot then), or the host's contention (another
+ * process took the cores, and the report said so, rightly): what a second run may clear. */
+static int busy_machine_only(const struct diag *d)
 {
-    return d->flags.n > 0 && count_kind(d, PPS_FLAG_BUBBLE_ABOVE) == (int)d->flags.n &&
-           !isnan(d->rep->op_cv) && d->rep->op_cv >= PPS_OP_CV_NOTE;
+    int bubble = count_kind(d, PPS_FLAG_BUBBLE_ABOVE), host = count_kind(d, PPS_FLAG_CONTENTION);
+
+    if (d->flags.n == 0 || bubble + host != (int)d->flags.n)
+        return 0;
+    return host > 0 || (!isnan(d->rep->op_cv) && d->rep->op_cv >= PPS_OP_CV_NOTE);
 }
 
 static void test_clean_runs_have_no_flag_and_match_the_prediction(void)
@@ -104,9 +108,11 @@ static void test_clean_runs_have_no_flag_and_match_the_prediction(void)
         diagnose(&c, &d);
         /* One more try where the machine, not ppscope, made the run noisy (and the report said
          * so); the second run is held to everything below. */
-        if (noisy_bubble_only(&d)) {
-            fprintf(stderr, "  %-12s op times varied %.0f%% on a busy machine: once more\n",
-                    pps_sched_kind_name(k), 100 * d.rep->op_cv);
+        if (busy_machine_only(&d)) {
+            fprintf(stderr, "  %-12s a busy machine (op times varied %.0f%%, %d contention flag): "
+                            "once more\n",
+                    pps_sched_kind_name(k), 100 * d.rep->op_cv,
+                    count_kind(&d, PPS_FLAG_CONTENTION));
             release(&d);
             diagnose(&c, &d);
         }
