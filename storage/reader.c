@@ -938,7 +938,8 @@ static int finish(struct loader *ld, struct pps_err *err)
     struct pps_run *run = ld->run;
     int have_t = 0, rc;
 
-    qsort(run->meta, run->n_meta, sizeof(*run->meta), pps__meta_cmp);
+    if (run->n_meta) /* a run of files without meta rows has no array: qsort(NULL) is UB */
+        qsort(run->meta, run->n_meta, sizeof(*run->meta), pps__meta_cmp);
     if ((rc = pps__run_meta_counts(run, err)))
         return rc;
 

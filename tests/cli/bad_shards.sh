@@ -203,6 +203,8 @@ head -n 1 "$T/out" | grep -qF "[DROPPED 9223372036854775807]" ||
     fail "dropped-sum: the view's header: $(head -n 1 "$T/out")"
 # No spans at all (UBSan: a copy of a stage's empty array from NULL in the inference)
 case_ok no-spans "status" "DELETE FROM spans;"
+# No metadata at all (the fuzzer: a sort of the run's empty meta array from NULL, UBSan)
+case_ok no-meta "status    INCOMPLETE" "DELETE FROM meta;"
 case_ok times-2-62 "status" \
     "UPDATE spans SET start_ns = -4611686018427387903 WHERE rowid = 1;
      UPDATE spans SET end_ns = 4611686018427387903 WHERE rowid = (SELECT max(rowid) FROM spans);"
