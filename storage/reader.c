@@ -439,7 +439,7 @@ static const struct {
     {"start_ns", -PPS__TIME_LIMIT, PPS__TIME_LIMIT},
     {"end_ns", -PPS__TIME_LIMIT, PPS__TIME_LIMIT},
     {"peer", -1, INT32_MAX},
-    {"bytes", INT64_MIN, INT64_MAX},
+    {"bytes", 0, INT64_MAX}, /* moved by SEND, RECV, MEMCPY; 0 otherwise */
     {"name_id", INT32_MIN, INT32_MAX},
     {"clock", PPS_CLOCK_HOST, PPS_CLOCK_DEVICE},
     {"corr", INT64_MIN, INT64_MAX},

@@ -162,6 +162,7 @@ case_sql metric-stage-99 "metrics row 1: stage 99 out of range -1..3" \
 case_sql metric-pending-w-99 "metrics row 1: pending_w -99 out of range -1.." \
     "$metric UPDATE metrics SET pending_w = -99;"
 case_sql meta-rank-key "meta rank of rank 0 is '2'" "UPDATE meta SET value = '2' WHERE key = 'rank';"
+case_sql bytes-negative "spans row 4: bytes -100 out of range 0.." "UPDATE spans SET bytes = -100 WHERE rowid = 4;"
 case_sql names-of-rank-3 "a names row: rank 3 out of range 0..0" \
     "INSERT INTO names VALUES (3, 99, 'elsewhere');"
 
