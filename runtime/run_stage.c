@@ -136,9 +136,11 @@ int pps__run_chunks_trace(const struct pps__run_sched *rs, int stage, struct pps
                 snprintf(name, sizeof(name), "block %d", b0 + k - 1);
             ids[k] = pps_trace_name(tracer, name);
             if (ids[k] < 0) {
+                int code = ids[k] == PPS_ENOMEM ? PPS_ENOMEM : PPS_EINVAL;
+
                 free(ids);
-                return pps_err_set(err, ids[k] == PPS_ENOMEM ? PPS_ENOMEM : PPS_EINVAL,
-                                   "stage %d: the tracer refused the name '%s'", stage, name);
+                return pps_err_set(err, code, "stage %d: the tracer refused the name '%s'", stage,
+                                   name);
             }
         }
         free(chunks[c]->layer_names);
