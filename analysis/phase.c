@@ -42,8 +42,14 @@ void pps_analysis_phase_split(const struct pps_span *spans, size_t n, int32_t it
             last_op = b;
     }
     pps_phase_edges(0, (double)(t1 - t0), first_b, last_f, last_op, rel);
-    for (int k = 0; k <= PPS_PHASE_COUNT; k++)
-        edge[k] = t0 + llround(rel[k]);
+    /* Each edge inside the window: a window of 2^63 ns does not round back from a double. */
+    for (int k = 0; k <= PPS_PHASE_COUNT; k++) {
+        int64_t len = t1 - t0;
+
+        edge[k] = !(rel[k] > 0)             ? t0
+                  : rel[k] >= (double)len ? t1
+                                            : t0 + llround(rel[k]);
+    }
     edge[PPS_PHASE_COUNT] = t1;
     /* The union of the compute spans (any label: the measurement's busy time), each moment
      * once: a running "covered up to" mark over spans sorted by start. */
