@@ -87,10 +87,19 @@ void pps__analysis_judge(struct pps_report *rep);
  * optimizer barrier, its steady state for a post-validated one. */
 double pps__analysis_on_basis(const struct pps_report *rep, const struct pps_sim_result *r);
 
-
 /* A run made with a pending-W budget (meta stage_w_budget of each rank, the stage) ran its
  * schedule reordered: *sched is replaced by that order where one applies. 0 or negative. */
 int pps__analysis_w_budget(const struct pps_run *run, struct pps_schedule *sched,
                            struct pps_err *perr);
+
+/* A side computation's failure rc (a schedule that cannot be made, a simulation that fails):
+ * out of memory is the caller's error, set in err ("WHAT: out of memory") and returned; any
+ * other is the run's, written to note (prefix, then perr's text) and 0 returned. */
+int pps__analysis_note_fail(int rc, const struct pps_err *perr, const char *what,
+                            const char *prefix, char *note, size_t len, struct pps_err *err);
+
+/* Appends printf-style text to buf at *used, never past len (the text is cut there). */
+void pps__analysis_add(char *buf, size_t len, size_t *used, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 #endif

@@ -305,8 +305,8 @@ int pps__analysis_infer_schedule(const struct pps_run *run, struct pps_report *r
     }
     if (pps_schedule_validate(&seen, NULL, &perr) < 0) {
         pps_schedule_release(&seen);
-        snprintf(rep->infer_note, sizeof(rep->infer_note), "its observed order is no schedule: %.200s",
-                 perr.msg);
+        snprintf(rep->infer_note, sizeof(rep->infer_note),
+                 "its observed order is no schedule: %.200s", perr.msg);
         return 0;
     }
     /* The family whose generated order is the observed one, op for op. */

@@ -1,7 +1,7 @@
 /*
  * memory.c - measured peak activation memory and pending W's per stage beside the schedule's
  * own (memory.h): the metrics rows' peaks, and the run's schedule walked op by op with each
- * chunk's bytes per microbatch.
+ * chunk's bytes per microbatch (pps_schedule_stage_memory, the simulator's model).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -32,44 +32,6 @@ static int chunk_bytes(const struct pps_run *run, int s, const char *key, int v,
         text = *end ? end + 1 : end;
     }
     return *text == '\0';
-}
-
-/* Stage s of sched walked op by op: the peak bytes (f, b: each chunk's bytes after F and while
- * its W is pending; NULL: not asked) and the peak pending W's, each after an op as the runtime
- * samples them. */
-static void walk(const struct pps_schedule *sched, int s, const double *f, const double *b,
-                 double *act_peak, int *pw_peak)
-{
-    double live = 0;
-    int pw = 0;
-
-    *act_peak = 0;
-    *pw_peak = 0;
-    for (size_t i = 0; i < pps_schedule_len(sched, s); i++) {
-        const struct pps_action *a = pps_schedule_at(sched, s, i);
-        double bf = f ? f[a->chunk] : 0, bb = b ? b[a->chunk] : 0;
-
-        switch (a->op) {
-        case PPS_OP_F:
-            live += bf;
-            break;
-        case PPS_OP_B:
-            live += bb - bf;
-            pw++;
-            break;
-        case PPS_OP_W:
-            live -= bb;
-            pw--;
-            break;
-        default: /* BW */
-            live -= bf;
-            break;
-        }
-        if (live > *act_peak)
-            *act_peak = live;
-        if (pw > *pw_peak)
-            *pw_peak = pw;
-    }
 }
 
 /* The run's schedule as it ran (generated, or the observed order, with its W budget). */
@@ -150,7 +112,10 @@ int pps_analysis_memory(const struct pps_run *run, const struct pps_report *rep,
         int have = chunk_bytes(run, s, "act_bytes_f", sched.v, f) &&
                    chunk_bytes(run, s, "act_bytes_b", sched.v, b);
 
-        walk(&sched, s, have ? f : NULL, have ? b : NULL, &act, &mem->stages[s].pred_pw);
+        /* Without the bytes the walk still counts the pending W's. */
+        if (!have)
+            memset(bytes, 0, 2 * (size_t)sched.v * sizeof(double));
+        pps_schedule_stage_memory(&sched, s, f, b, &act, &mem->stages[s].pred_pw);
         if (have)
             mem->stages[s].pred_act = act;
     }

@@ -46,9 +46,7 @@ void pps_analysis_phase_split(const struct pps_span *spans, size_t n, int32_t it
     for (int k = 0; k <= PPS_PHASE_COUNT; k++) {
         int64_t len = t1 - t0;
 
-        edge[k] = !(rel[k] > 0)             ? t0
-                  : rel[k] >= (double)len ? t1
-                                            : t0 + llround(rel[k]);
+        edge[k] = !(rel[k] > 0) ? t0 : rel[k] >= (double)len ? t1 : t0 + llround(rel[k]);
     }
     edge[PPS_PHASE_COUNT] = t1;
     /* The union of the compute spans (any label: the measurement's busy time), each moment

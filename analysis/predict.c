@@ -201,6 +201,15 @@ static void stage_costs(const struct pps_report *rep, struct pps_sim_costs *cost
     }
 }
 
+int pps__analysis_note_fail(int rc, const struct pps_err *perr, const char *what,
+                            const char *prefix, char *note, size_t len, struct pps_err *err)
+{
+    if (rc == PPS_ENOMEM)
+        return pps_err_set(err, rc, "%s: out of memory", what);
+    set_note(note, len, "%s%s", prefix, perr->msg);
+    return 0;
+}
+
 /* Simulates sched with costs into *out (fresh); the simulator's own failure becomes the note. */
 static int simulate(struct pps_report *rep, const struct pps_schedule *sched,
                     const struct pps_sim_costs *costs, struct pps_sim_result *out,

@@ -379,10 +379,7 @@ int pps_rebalance_search(const struct pps_run *run, const struct pps_report *rep
     if (!rc)
         rc = pps_sim_costs_init(&s.costs, p, 1, 1, 1);
     if (rc < 0) {
-        if (rc == PPS_ENOMEM)
-            rc = pps_err_set(err, rc, "rebalance: out of memory");
-        else
-            snprintf(rb->note, sizeof(rb->note), "%s", perr.msg), rc = 0;
+        rc = pps__analysis_note_fail(rc, &perr, "rebalance", "", rb->note, sizeof(rb->note), err);
         goto out;
     }
     s.costs.tcomm = rep->tcomm_ns;
@@ -391,10 +388,7 @@ int pps_rebalance_search(const struct pps_run *run, const struct pps_report *rep
 
     rc = evaluate(&s, cur, &rb->before_iter_ns, &rb->before_bubble, &perr);
     if (rc < 0) {
-        if (rc == PPS_ENOMEM)
-            rc = pps_err_set(err, rc, "rebalance: out of memory");
-        else
-            snprintf(rb->note, sizeof(rb->note), "%s", perr.msg), rc = 0;
+        rc = pps__analysis_note_fail(rc, &perr, "rebalance", "", rb->note, sizeof(rb->note), err);
         goto out;
     }
     memcpy(b.parts, cur, (size_t)p * sizeof(int));
@@ -407,10 +401,7 @@ int pps_rebalance_search(const struct pps_run *run, const struct pps_report *rep
     rb->exhaustive = count <= MAX_EXHAUSTIVE;
     rc = rb->exhaustive ? enumerate(&s, &b, 0, rb->layers, &perr) : descend(&s, &b, &perr);
     if (rc < 0) {
-        if (rc == PPS_ENOMEM)
-            rc = pps_err_set(err, rc, "rebalance: out of memory");
-        else
-            snprintf(rb->note, sizeof(rb->note), "%s", perr.msg), rc = 0;
+        rc = pps__analysis_note_fail(rc, &perr, "rebalance", "", rb->note, sizeof(rb->note), err);
         goto out;
     }
     rb->candidates = s.n_sim;

@@ -113,11 +113,7 @@ int pps_report_heaviest(const struct pps_report *rep, double *factor)
     return best;
 }
 
-/* Appends printf-style text to buf at *used, never past len. */
-static void add(char *buf, size_t len, size_t *used, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static void add(char *buf, size_t len, size_t *used, const char *fmt, ...)
+void pps__analysis_add(char *buf, size_t len, size_t *used, const char *fmt, ...)
 {
     va_list ap;
     int n;
@@ -146,24 +142,29 @@ static void add_causes_above(const struct pps_report *rep, char *buf, size_t len
         char links[160];
 
         pps__analysis_slow_links_text(rep, links, sizeof(links));
-        add(buf, len, used, "communication: %s; with the links as measured the simulator predicts %.1f%%",
-            links, 100 * rep->pred_links);
+        pps__analysis_add(
+            buf, len, used,
+            "communication: %s; with the links as measured the simulator predicts %.1f%%", links,
+            100 * rep->pred_links);
         named++;
     }
     if (pps__analysis_contended(rep)) {
-        add(buf, len, used, "%shost contention: the stage threads waited for a CPU core %.1f%% of "
-                            "their time",
-            named ? "; " : "", 100 * rep->host.contention);
+        pps__analysis_add(buf, len, used,
+                          "%shost contention: the stage threads waited for a CPU core %.1f%% of "
+                          "their time",
+                          named ? "; " : "", 100 * rep->host.contention);
         if (rep->host.cpus > 0)
-            add(buf, len, used, " (%d stage thread%s on %d core%s)", rep->host.stage_threads,
-                rep->host.stage_threads == 1 ? "" : "s", rep->host.cpus,
-                rep->host.cpus == 1 ? "" : "s");
+            pps__analysis_add(buf, len, used, " (%d stage thread%s on %d core%s)",
+                              rep->host.stage_threads, rep->host.stage_threads == 1 ? "" : "s",
+                              rep->host.cpus, rep->host.cpus == 1 ? "" : "s");
         named++;
     }
     if (!named) {
-        add(buf, len, used, "not the schedule, nor the links or the host as measured");
+        pps__analysis_add(buf, len, used,
+                          "not the schedule, nor the links or the host as measured");
         if (!isnan(rep->op_cv) && rep->op_cv >= PPS_OP_CV_NOTE)
-            add(buf, len, used,
+            pps__analysis_add(
+                buf, len, used,
                 "; its op times vary (up to %.0f%% coefficient of variation, stage %d's %s), "
                 "and a prediction from mean costs does not see what that costs",
                 100 * rep->op_cv, rep->op_cv_stage, pps_span_kind_name(rep->op_cv_kind));
@@ -178,7 +179,8 @@ static void add_causes_within(const struct pps_report *rep, char *buf, size_t le
 
     if (s >= 0 && f > 1 + PPS_FLAG_IMBALANCE_MARGIN && !isnan(rep->pred_balanced) &&
         rep->judged_predicted - rep->pred_balanced > rep->tolerance) {
-        add(buf, len, used,
+        pps__analysis_add(
+            buf, len, used,
             "imbalance explains it: stage %d computes %.2fx the other stages' mean, and balanced "
             "stages would give %.1f%%",
             s, f, 100 * rep->pred_balanced);
@@ -188,7 +190,8 @@ static void add_causes_within(const struct pps_report *rep, char *buf, size_t le
         char t[32];
 
         pps_format_ns(rep->tcomm_ns, t, sizeof(t));
-        add(buf, len, used,
+        pps__analysis_add(
+            buf, len, used,
             "%scommunication explains %s: a message takes %s%s, and free messages would give "
             "%.1f%%",
             named ? "; " : "", named ? "part" : "it", t,
@@ -196,24 +199,28 @@ static void add_causes_within(const struct pps_report *rep, char *buf, size_t le
         named++;
     }
     if (!isnan(rep->pred_noovh) && rep->judged_predicted - rep->pred_noovh > rep->tolerance) {
-        add(buf, len, used,
+        pps__analysis_add(
+            buf, len, used,
             "%sthe runtime's overhead between ops explains %s: without it the bubble would be "
             "%.1f%%",
             named ? "; " : "", named ? "part" : "it", 100 * rep->pred_noovh);
         named++;
     }
     if (!named) {
-        add(buf, len, used, "the schedule explains it, at the measured op costs");
+        pps__analysis_add(buf, len, used, "the schedule explains it, at the measured op costs");
         if (!isnan(rep->pred_balanced))
-            add(buf, len, used, " (balanced stages would give %.1f%%)", 100 * rep->pred_balanced);
+            pps__analysis_add(buf, len, used, " (balanced stages would give %.1f%%)",
+                              100 * rep->pred_balanced);
     }
     /* A wide tolerance is a weak test; say so, and what makes it wide where that is known. */
     if (rep->tolerance > 2 * PPS_VERDICT_FLOOR) {
-        add(buf, len, used, "; a loose test: its iterations vary (standard deviation %.1f pp)",
-            100 * rep->judged_spread);
+        pps__analysis_add(buf, len, used,
+                          "; a loose test: its iterations vary (standard deviation %.1f pp)",
+                          100 * rep->judged_spread);
         if (pps__analysis_contended(rep))
-            add(buf, len, used, " and its stage threads waited for a CPU core %.1f%% of their time",
-                100 * rep->host.contention);
+            pps__analysis_add(buf, len, used,
+                              " and its stage threads waited for a CPU core %.1f%% of their time",
+                              100 * rep->host.contention);
     }
 }
 
@@ -226,33 +233,38 @@ int pps_report_verdict(const struct pps_report *rep, char *buf, size_t len)
     if (len)
         buf[0] = '\0';
     if (!rep || rep->n_iters == 0 || isnan(rep->judged_measured)) {
-        add(buf, len, &used,
+        pps__analysis_add(
+            buf, len, &used,
             "no compute spans (F, B, W, BW, OPT) with an iteration: no window to measure");
         return PPS_VERDICT_NONE;
     }
     if (!rep->have_prediction || isnan(rep->judged_predicted)) {
-        add(buf, len, &used, "no prediction to compare with: %s", rep->prediction_note);
+        pps__analysis_add(buf, len, &used, "no prediction to compare with: %s",
+                          rep->prediction_note);
         return PPS_VERDICT_NONE;
     }
     diff = rep->judged_measured - rep->judged_predicted;
     if (diff > rep->tolerance) {
         verdict = PPS_VERDICT_ABOVE;
-        add(buf, len, &used, "%s %.1f%% is %.1f pp above the prediction (%.1f%%, tolerance %.1f pp): ",
-            basis_word(rep), 100 * rep->judged_measured, 100 * diff,
-            100 * rep->judged_predicted, 100 * rep->tolerance);
+        pps__analysis_add(buf, len, &used,
+                          "%s %.1f%% is %.1f pp above the prediction (%.1f%%, tolerance %.1f pp): ",
+                          basis_word(rep), 100 * rep->judged_measured, 100 * diff,
+                          100 * rep->judged_predicted, 100 * rep->tolerance);
         add_causes_above(rep, buf, len, &used);
     } else if (diff < -rep->tolerance) {
         verdict = PPS_VERDICT_BELOW;
-        add(buf, len, &used,
+        pps__analysis_add(
+            buf, len, &used,
             "%s %.1f%% is %.1f pp below the prediction (%.1f%%, tolerance %.1f pp): the run "
             "overlapped work the simulator runs in sequence, or its op costs varied",
-            basis_word(rep), 100 * rep->judged_measured, -100 * diff,
-            100 * rep->judged_predicted, 100 * rep->tolerance);
+            basis_word(rep), 100 * rep->judged_measured, -100 * diff, 100 * rep->judged_predicted,
+            100 * rep->tolerance);
     } else {
         verdict = PPS_VERDICT_AS_PREDICTED;
-        add(buf, len, &used, "%s %.1f%% is within %.1f pp of the prediction (%.1f%%): ",
-            basis_word(rep), 100 * rep->judged_measured, 100 * rep->tolerance,
-            100 * rep->judged_predicted);
+        pps__analysis_add(
+            buf, len, &used,
+            "%s %.1f%% is within %.1f pp of the prediction (%.1f%%): ", basis_word(rep),
+            100 * rep->judged_measured, 100 * rep->tolerance, 100 * rep->judged_predicted);
         add_causes_within(rep, buf, len, &used);
     }
     return verdict;

@@ -3,10 +3,10 @@
  * report's prediction used (predict.c), carried to the asked schedule, p, m and v, and simulated.
  */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "analysis_int.h"
 #include "whatif.h"
 
 /* Whether kind runs B and W as separate ops. */
@@ -133,12 +133,7 @@ int pps_whatif_predict(const struct pps_report *rep, const struct pps_whatif_opt
 
     if ((rc = pps_schedule_generate(&sched, w->kind, w->p, w->m, w->v, &perr)) < 0 ||
         (rc = pps_sim_costs_init(&costs, w->p, 1, 1, 1)) < 0) {
-        if (rc == PPS_ENOMEM) {
-            rc = pps_err_set(err, rc, "what-if: out of memory");
-            goto out;
-        }
-        snprintf(w->note, sizeof(w->note), "%s", perr.msg);
-        rc = 0;
+        rc = pps__analysis_note_fail(rc, &perr, "what-if", "", w->note, sizeof(w->note), err);
         goto out;
     }
     for (int s = 0; s < w->p; s++)
@@ -147,12 +142,8 @@ int pps_whatif_predict(const struct pps_report *rep, const struct pps_whatif_opt
     costs.topt = rep->topt_ns;
     costs.w_mem = 0.5;
     if ((rc = pps_simulate(&sched, &costs, &res, &perr)) < 0) {
-        if (rc == PPS_ENOMEM) {
-            rc = pps_err_set(err, rc, "what-if: out of memory");
-            goto out;
-        }
-        snprintf(w->note, sizeof(w->note), "the simulator: %s", perr.msg);
-        rc = 0;
+        rc = pps__analysis_note_fail(rc, &perr, "what-if", "the simulator: ", w->note,
+                                     sizeof(w->note), err);
         goto out;
     }
     /* The run's own terms, as its prediction (predict.c): back to back with a barrier each, or
@@ -169,26 +160,6 @@ out:
     return rc;
 }
 
-/* Appends to buf (len bytes, *used of them taken), "; " between parts; a long part is cut. */
-static void append(char *buf, size_t len, size_t *used, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static void append(char *buf, size_t len, size_t *used, const char *fmt, ...)
-{
-    va_list ap;
-    int n;
-
-    if (*used && *used + 2 < len) {
-        memcpy(buf + *used, "; ", 3);
-        *used += 2;
-    }
-    va_start(ap, fmt);
-    n = vsnprintf(buf + *used, len - *used, fmt, ap);
-    va_end(ap);
-    if (n > 0)
-        *used = *used + (size_t)n < len ? *used + (size_t)n : len - 1;
-}
-
 void pps_whatif_assumptions(const struct pps_report *rep, const struct pps_whatif_opts *opts,
                             const struct pps_whatif *w, char *buf, size_t len)
 {
@@ -198,11 +169,14 @@ void pps_whatif_assumptions(const struct pps_report *rep, const struct pps_whati
         return;
     buf[0] = '\0';
     if (w->assumed & PPS_WHATIF_ASSUMED_SPLIT)
-        append(buf, len, &used, "B and W split the measured BW %.0f%%/%.0f%% (--w-share)",
-               100 * (1 - opts->w_share), 100 * opts->w_share);
+        pps__analysis_add(buf, len, &used,
+                          "B and W split the measured BW %.0f%%/%.0f%% (--w-share)",
+                          100 * (1 - opts->w_share), 100 * opts->w_share);
     if (w->assumed & PPS_WHATIF_ASSUMED_P)
-        append(buf, len, &used, "the %d stages' work spread evenly over %d", rep->p, w->p);
+        pps__analysis_add(buf, len, &used, "%sthe %d stages' work spread evenly over %d",
+                          used ? "; " : "", rep->p, w->p);
     if (w->assumed & PPS_WHATIF_ASSUMED_M)
-        append(buf, len, &used, "the batch kept: a microbatch costs %d/%d of the run's", rep->m,
-               w->m);
+        pps__analysis_add(buf, len, &used,
+                          "%sthe batch kept: a microbatch costs %d/%d of the run's",
+                          used ? "; " : "", rep->m, w->m);
 }

@@ -43,7 +43,7 @@ struct pps_whatif {
      * has no costs to replay (no prediction of its own: rep->prediction_note). */
     int ok;
     char note[256];
-    int assumed;      /* PPS_WHATIF_ASSUMED_* */
+    int assumed; /* PPS_WHATIF_ASSUMED_* */
     /* On the run's own terms (the report's basis): with an optimizer barrier, one iteration's
      * makespan and its bubble; post-validated, the steady period and steady bubble. */
     double iter_ns;

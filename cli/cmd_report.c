@@ -272,8 +272,9 @@ static void print_links(FILE *f, const struct pps_report *rep)
 
     if (rep->n_links == 0)
         return;
-    fprintf(f, "\nlinks, per message: send start to receive end (median where the receiver "
-               "waited)%s\n",
+    fprintf(f,
+            "\nlinks, per message: send start to receive end (median where the receiver "
+            "waited)%s\n",
             rep->host.known && rep->host.contention >= PPS_CONTENTION_MIN
                 ? ";\n          on this contended host they include the receiver's wait for a core"
                 : "");
@@ -282,12 +283,14 @@ static void print_links(FILE *f, const struct pps_report *rep)
 
         pps_format_ns(l->latency_ns, a, sizeof(a));
         pps_format_ns(l->min_ns, b, sizeof(b));
-        fprintf(f, "  %3d->%-3d %10s %s  min %s  (%ld messages, %ld waited for)", l->from, l->to,
-                a, l->bounded ? "at most" : "median ", b, l->n_msgs, l->n_blocked);
+        fprintf(f, "  %3d->%-3d %10s %s  min %s  (%ld messages, %ld waited for)", l->from, l->to, a,
+                l->bounded ? "at most" : "median ", b, l->n_msgs, l->n_blocked);
         if (l->skew_ns > 0) {
             pps_format_ns(l->skew_ns, a, sizeof(a));
-            fprintf(f, "; NOT USED: a receive ends %s before its send starts (the clocks "
-                       "disagree)", a);
+            fprintf(f,
+                    "; NOT USED: a receive ends %s before its send starts (the clocks "
+                    "disagree)",
+                    a);
         } else if (l->dup_ids) {
             fprintf(f, "; NOT USED: its messages' ids repeat");
         }
@@ -301,7 +304,8 @@ static void print_host(FILE *f, const struct pps_report *rep)
 
     if (!h->known)
         return;
-    fprintf(f, "host      the stage threads waited for a CPU core %.1f%% of their time", 100 * h->contention);
+    fprintf(f, "host      the stage threads waited for a CPU core %.1f%% of their time",
+            100 * h->contention);
     if (h->worst_stage >= 0 && rep->n_present > 1)
         fprintf(f, " (stage %d the most, %.1f%%)", h->worst_stage, 100 * h->worst);
     if (h->cpus > 0)
@@ -325,7 +329,7 @@ static void print_bubble(FILE *f, const struct pps_run *run, const struct pps_re
             hi = rep->iters[it].bubble;
     }
     u = unit_for(!isnan(rep->pred_iter_ns) && rep->pred_iter_ns > rep->iter_ns ? rep->pred_iter_ns
-                                                                             : rep->iter_ns);
+                                                                               : rep->iter_ns);
 
     fprintf(f, "\n");
     print_pct(f, "bubble    measured", rep->bubble);
@@ -334,8 +338,7 @@ static void print_bubble(FILE *f, const struct pps_run *run, const struct pps_re
     if (rep->have_prediction && rep->basis != PPS_BASIS_STEADY)
         print_pct(f, "   predicted", rep->pred.bubble);
     if (rep->n_full > 1)
-        fprintf(f, "   (mean of %d iterations: %.1f%% to %.1f%%)", rep->n_full, 100 * lo,
-                100 * hi);
+        fprintf(f, "   (mean of %d iterations: %.1f%% to %.1f%%)", rep->n_full, 100 * lo, 100 * hi);
     if (rep->basis == PPS_BASIS_STEADY)
         fprintf(f, "\n          (post-validated: the iterations overlap, so compare the steady "
                    "figures)");
@@ -372,8 +375,9 @@ static void print_bubble(FILE *f, const struct pps_run *run, const struct pps_re
         fprintf(f, "iteration measured %.3f %s", rep->iter_ns / u.ns, u.name);
         if (!isnan(rep->pred_iter_ns))
             fprintf(f, ", predicted %.3f %s", rep->pred_iter_ns / u.ns, u.name);
-        fprintf(f, " (%s)\n", rep->n_full > 1 ? "one iteration's end to the next's"
-                                              : "the one iteration's window");
+        fprintf(f, " (%s)\n",
+                rep->n_full > 1 ? "one iteration's end to the next's"
+                                : "the one iteration's window");
     }
     pps_report_verdict(rep, verdict, sizeof(verdict));
     fputs("verdict   ", f);
@@ -570,8 +574,7 @@ static void json_flags(struct pps_json *j, const struct pps_flag_list *fl)
 }
 
 /* complete (false without every rank), status in words, the ranks whose shards are missing. */
-static void json_status(struct pps_json *j, const struct pps_run *run,
-                        const struct pps_report *rep)
+static void json_status(struct pps_json *j, const struct pps_run *run, const struct pps_report *rep)
 {
     char list[128], text[160];
     int n = pps_run_missing_text(run, list, sizeof(list)), *ranks = NULL;

@@ -32,8 +32,9 @@ void pps_report_memory_text(FILE *f, const struct pps_memory *mem)
 {
     if (!mem->have_measured)
         return;
-    fprintf(f, "\nmemory    peak activations and pending W per stage: measured (the runtime's "
-               "samples after\n          each op), and as the schedule holds them%s%s\n",
+    fprintf(f,
+            "\nmemory    peak activations and pending W per stage: measured (the runtime's "
+            "samples after\n          each op), and as the schedule holds them%s%s\n",
             mem->have_predicted ? "" : " (not known: ", mem->have_predicted ? "" : mem->note);
     if (!mem->have_predicted)
         fputs("          )\n", f);

@@ -103,8 +103,8 @@ static void print_text(const struct pps_sim_from_opts *o, const struct pps_run *
             continue;
         }
         pps_format_ns(w->iter_ns, t, sizeof(t));
-        printf("%-18s %5d %5d %3d %11s %+7.1f%% %6.1f%% %10.2f %+6.2f\n", name, w->p, w->m, w->v,
-               t, 100 * (w->iter_ns / base->w.iter_ns - 1), 100 * w->bubble, w->peak_act,
+        printf("%-18s %5d %5d %3d %11s %+7.1f%% %6.1f%% %10.2f %+6.2f\n", name, w->p, w->m, w->v, t,
+               100 * (w->iter_ns / base->w.iter_ns - 1), 100 * w->bubble, w->peak_act,
                w->peak_act - base->w.peak_act);
     }
     for (int i = 0; i < n; i++)

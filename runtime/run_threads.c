@@ -275,8 +275,7 @@ static int run_one(const struct pps_run_config *c, int kind, struct pps_run_outc
     if (rc)
         goto out;
     /* Set up and about to start: the one moment a warning about the run is true of it. */
-    if (c->warn_cores && c->backend == PPS_BACKEND_CPU && !c->check_grads &&
-        kind == c->kinds[0]) {
+    if (c->warn_cores && c->backend == PPS_BACKEND_CPU && !c->check_grads && kind == c->kinds[0]) {
         int cpus = pps_host_cpus();
 
         if (p > cpus)
@@ -311,8 +310,8 @@ out:
     if (sig)
         rc = pps_err_set(err, PPS_EIO,
                          "stopped by %s: %s is incomplete: %llu spans kept, %llu dropped",
-                         stop_name(sig), rs.dir,
-                         (unsigned long long)loss.written, (unsigned long long)loss.dropped);
+                         stop_name(sig), rs.dir, (unsigned long long)loss.written,
+                         (unsigned long long)loss.dropped);
     else if (!rc && loss.unwritten)
         rc = pps__run_loss_error(&loss, rs.dir, c->iters, cerr.msg, err);
     else if (!rc && crc)

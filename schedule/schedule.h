@@ -237,6 +237,16 @@ void pps_phase_edges(double t0, double t1, double first_b, double last_f, double
 int pps_sim_phases(const struct pps_schedule *sched, const struct pps_sim_result *res, double topt,
                    double *idle);
 
+/*
+ * Stage s of sc walked op by op, each chunk c's microbatch holding after_f[c] after its F and
+ * after_b[c] after its B while its W is pending (v entries each, in any unit): F adds after_f,
+ * B gives it up for after_b and leaves a W pending, W frees after_b, a fused BW frees after_f.
+ * *act_peak and *pw_peak get the most held and the most W's pending after any op. The
+ * simulator's model is after_f = 1/v and after_b = w_mem/v (struct pps_sim_costs).
+ */
+void pps_schedule_stage_memory(const struct pps_schedule *sc, int s, const double *after_f,
+                               const double *after_b, double *act_peak, int *pw_peak);
+
 /* The bubble as users quote it, (p-1)/m, and exactly, (p-1)/(v*m + p-1). */
 double pps_bubble_quoted(int p, int m);
 double pps_bubble_exact(int p, int m, int v);

@@ -94,30 +94,6 @@ static int check_costs(const struct pps_schedule *s, const struct pps_sim_costs 
     return 0;
 }
 
-/* Peak live activations of stage s: F allocates when it starts, B/W/BW free when they end. */
-static double peak_activations(const struct pps_schedule *sc, int s, double w_mem)
-{
-    double live = 0, peak = 0, unit = 1.0 / sc->v;
-    for (size_t k = 0; k < pps_schedule_len(sc, s); k++) {
-        switch (pps_schedule_at(sc, s, k)->op) {
-        case PPS_OP_F:
-            live += unit;
-            if (live > peak)
-                peak = live;
-            break;
-        case PPS_OP_B:
-            live -= unit * (1 - w_mem);
-            break;
-        case PPS_OP_W:
-            live -= unit * w_mem;
-            break;
-        default:
-            live -= unit;
-        }
-    }
-    return peak;
-}
-
 static double max_of(const double *x, int n)
 {
     double m = x[0];
@@ -173,7 +149,7 @@ int pps_simulate(const struct pps_schedule *sched, const struct pps_sim_costs *c
                  struct pps_sim_result *res, struct pps_err *err)
 {
     int p = sched->p, rc;
-    double *end = NULL;
+    double *end = NULL, *unit = NULL;
     memset(res, 0, sizeof(*res));
     rc = check_costs(sched, costs, err);
     if (!rc)
@@ -188,7 +164,11 @@ int pps_simulate(const struct pps_schedule *sched, const struct pps_sim_costs *c
     res->spans = calloc(n ? n : 1, sizeof(*res->spans));
     res->phase_idle = calloc((size_t)p * PPS_PHASE_COUNT, sizeof(double));
     end = calloc((size_t)p, sizeof(double));
-    if (!res->busy || !res->idle || !res->peak_act || !res->spans || !res->phase_idle || !end) {
+    /* The memory model: a microbatch through a chunk is 1/v of a stage's, w_mem of it kept for
+     * its pending W (after_f, then after_b, for pps_schedule_stage_memory). */
+    unit = calloc(2 * (size_t)sched->v, sizeof(double));
+    if (!res->busy || !res->idle || !res->peak_act || !res->spans || !res->phase_idle || !end ||
+        !unit) {
         rc = pps_err_set(err, PPS_ENOMEM, "out of memory simulating %zu actions", n);
         goto out;
     }
@@ -198,13 +178,19 @@ int pps_simulate(const struct pps_schedule *sched, const struct pps_sim_costs *c
 
     res->makespan = max_of(end, p) + costs->topt;
     double busy_sum = 0;
+    for (int c = 0; c < sched->v; c++) {
+        unit[c] = 1.0 / sched->v;
+        unit[sched->v + c] = costs->w_mem / sched->v;
+    }
     for (int s = 0; s < p; s++) {
         double b = costs->topt;
+        int pw;
+
         for (size_t k = sched->start[s]; k < sched->start[s + 1]; k++)
             b += res->spans[k].end - res->spans[k].start;
         res->busy[s] = b;
         res->idle[s] = res->makespan - b;
-        res->peak_act[s] = peak_activations(sched, s, costs->w_mem);
+        pps_schedule_stage_memory(sched, s, unit, unit + sched->v, &res->peak_act[s], &pw);
         busy_sum += b;
     }
     res->bubble = res->makespan > 0 ? 1.0 - busy_sum / (p * res->makespan) : 0.0;
@@ -221,6 +207,7 @@ int pps_simulate(const struct pps_schedule *sched, const struct pps_sim_costs *c
         res->steady_bubble = 0;
 out:
     free(end);
+    free(unit);
     if (rc)
         pps_sim_result_release(res);
     return rc;

@@ -116,8 +116,8 @@ static int two_runs(const struct pps_run *run, const struct ident *a, const stru
     if (key == ID_BACKEND || key == ID_V || key == ID_WORLD || key == ID_ITERS)
         snprintf(values, sizeof(values), ": %.24s and %.24s", a->v[key], b->v[key]);
     return pps_err_set(err, PPS_EFORMAT,
-                       "%s: two runs in one %s: %s is %s, %s is %s (their %s differs%s)",
-                       run->path, run->merged ? "file" : "directory", wa, ta, wb, tb,
+                       "%s: two runs in one %s: %s is %s, %s is %s (their %s differs%s)", run->path,
+                       run->merged ? "file" : "directory", wa, ta, wb, tb,
                        key == ID_RUN_ID ? "run id" : ident_keys[key], values);
 }
 
@@ -140,7 +140,7 @@ int pps__run_identity_check(const struct pps_run *run, struct pps_err *err)
     int world = run_world(run), key;
 
     struct ident with = {-1, 0, {NULL}}; /* the first rank with a run id */
-    int lacking = -1;                     /* a closed rank without one */
+    int lacking = -1;                    /* a closed rank without one */
 
     if (run->n_meta == 0)
         return 0;

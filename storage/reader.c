@@ -149,8 +149,8 @@ int pps__name_row(sqlite3_stmt *st, const char *path, const struct pps__span_bou
     int64_t r, i;
     int rc;
 
-    if ((rc = pps__col_int(st, 0, b->rank_min, b->rank_max, path, "a names row", "rank", &r,
-                           err)) ||
+    if ((rc =
+             pps__col_int(st, 0, b->rank_min, b->rank_max, path, "a names row", "rank", &r, err)) ||
         (rc = pps__col_int(st, 1, 0, INT32_MAX, path, "a names row", "id", &i, err)) ||
         (rc = pps__col_text(st, 2, path, "a names row", "name", name, err)))
         return rc;
@@ -458,13 +458,26 @@ int pps__span_row(sqlite3_stmt *st, const char *path, const struct pps__span_bou
         int64_t lo = span_cols[c].lo, hi = span_cols[c].hi;
 
         switch (c) {
-        case 1: hi = b->stage_max; break;
-        case 2: hi = b->chunk_max; break;
-        case 3: hi = b->mb_max; break;
-        case 4: hi = b->iter_max; break;
-        case 7: hi = b->peer_max; break;
-        case 12: lo = b->rank_min, hi = b->rank_max; break;
-        default: break;
+        case 1:
+            hi = b->stage_max;
+            break;
+        case 2:
+            hi = b->chunk_max;
+            break;
+        case 3:
+            hi = b->mb_max;
+            break;
+        case 4:
+            hi = b->iter_max;
+            break;
+        case 7:
+            hi = b->peer_max;
+            break;
+        case 12:
+            lo = b->rank_min, hi = b->rank_max;
+            break;
+        default:
+            break;
         }
         if ((rc = pps__col_int(st, c, lo, hi, path, where, span_cols[c].name, &v[c], err)))
             return rc;
@@ -641,8 +654,8 @@ static int load_spans(struct loader *ld, sqlite3 *db, const struct pps__span_bou
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         struct pps_span s;
 
-        if ((rc = pps__span_read(st, ld->path, b, ld->refs, ld->n_refs, ld->ranks,
-                                 ld->n_ranks, &ri, &s, err)))
+        if ((rc = pps__span_read(st, ld->path, b, ld->refs, ld->n_refs, ld->ranks, ld->n_ranks, &ri,
+                                 &s, err)))
             goto out;
         if (s.iter > ld->max_iter)
             ld->max_iter = s.iter;

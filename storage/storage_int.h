@@ -125,8 +125,8 @@ int pps__step_done(sqlite3 *db, int rc, const char *path, struct pps_err *err);
 int pps__col_int(sqlite3_stmt *st, int col, int64_t lo, int64_t hi, const char *path,
                  const char *where, const char *name, int64_t *out, struct pps_err *err);
 /* Column col as text (a TEXT value, never NULL), else PPS_EFORMAT as pps__col_int(). */
-int pps__col_text(sqlite3_stmt *st, int col, const char *path, const char *where,
-                  const char *name, const char **out, struct pps_err *err);
+int pps__col_text(sqlite3_stmt *st, int col, const char *path, const char *where, const char *name,
+                  const char **out, struct pps_err *err);
 /* One row of "SELECT rank, key, value FROM meta", every column type- and range-checked. The
  * strings are SQLite's, valid until the next step. */
 int pps__meta_row(sqlite3_stmt *st, const char *path, int *rank, const char **key,
@@ -200,7 +200,8 @@ int pps__clock_align_span(const struct pps__clock *ri, struct pps_span *s, const
  * where the file does not say. */
 struct pps__span_bounds {
     int64_t stage_max, chunk_max, mb_max, peer_max, rank_min, rank_max, iter_max;
-    int stage_is_rank; /* a `ppscope run` shard (meta source ppscope): each span's stage is its rank */
+    int stage_is_rank; /* a `ppscope run` shard (meta source ppscope): each span's stage is its rank
+                        */
 };
 /* One row into *s, every column range-checked (PPS_EFORMAT naming path otherwise): a start or
  * end beyond +-PPS__TIME_LIMIT, or an end more than that before its start, is corrupted. Times

@@ -587,8 +587,8 @@ void pps_trace_record(struct pps_tracer *t, int kind, int stage, int chunk, int 
     pps__tbuf_publish(b);
 }
 
-void pps_trace_p2p_msg(struct pps_tracer *t, int kind, int stage, int peer, int mb,
-                       int64_t bytes, int64_t start_ns, int64_t end_ns, int64_t msg_id)
+void pps_trace_p2p_msg(struct pps_tracer *t, int kind, int stage, int peer, int mb, int64_t bytes,
+                       int64_t start_ns, int64_t end_ns, int64_t msg_id)
 {
     struct pps__tbuf *b;
     struct pps_span *s;

@@ -329,11 +329,12 @@ static void draw_header(struct pps_tui *ui, struct pps_tui_frame *f)
                 snprintf(bub, sizeof(bub), "%.1f%%", 100 * shown);
             const char *src = pps_run_meta(m->run, "source");
 
-            snprintf(text, sizeof(text), "ppscope view  %s p=%s m=%s v=%d  %d iter%s  %s %s  %s%s%s",
-                     run_name(m), known_int(rep->p, p, sizeof(p)),
-                     known_int(rep->m, m_, sizeof(m_)), rep->v, rep->n_iters,
-                     rep->n_iters == 1 ? "" : "s", steady ? "steady bubble" : "bubble", bub,
-                     src ? "from " : "", src ? src : "", src ? "  " : "");
+            snprintf(text, sizeof(text),
+                     "ppscope view  %s p=%s m=%s v=%d  %d iter%s  %s %s  %s%s%s", run_name(m),
+                     known_int(rep->p, p, sizeof(p)), known_int(rep->m, m_, sizeof(m_)), rep->v,
+                     rep->n_iters, rep->n_iters == 1 ? "" : "s",
+                     steady ? "steady bubble" : "bubble", bub, src ? "from " : "", src ? src : "",
+                     src ? "  " : "");
         }
         fit_path(m->path, room - pps__tui_text_w(text), ui->opts.ascii, pa, sizeof(pa));
         snprintf(text + strlen(text), sizeof(text) - strlen(text), "%s", pa);

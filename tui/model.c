@@ -293,6 +293,15 @@ uint64_t pps__tui_signature(const char *path)
     return h;
 }
 
+/* The report iteration metric mt belongs to, or -1: metrics and report iterations are both
+ * sorted by iteration, so one cursor (*it, from 0) walks both. */
+static int metric_slot(const struct pps_report *rep, size_t *it, const struct pps_metric *mt)
+{
+    while (*it < (size_t)rep->n_iters && rep->iters[*it].iter < mt->iter)
+        (*it)++;
+    return *it < (size_t)rep->n_iters && rep->iters[*it].iter == mt->iter ? (int)*it : -1;
+}
+
 int pps__tui_losses(const struct pps_tui_model *m, double **out)
 {
     const struct pps_report *rep = m->rep;
@@ -308,17 +317,13 @@ int pps__tui_losses(const struct pps_tui_model *m, double **out)
         free(n);
         return PPS_ENOMEM;
     }
-    /* Metrics are sorted by iteration; report iterations too: walk both. */
     for (size_t i = 0, it = 0; i < m->run->n_metrics; i++) {
         const struct pps_metric *mt = &m->run->metrics[i];
+        int k = metric_slot(rep, &it, mt);
 
-        while (it < (size_t)rep->n_iters && rep->iters[it].iter < mt->iter)
-            it++;
-        if (it == (size_t)rep->n_iters)
-            break;
-        if (rep->iters[it].iter == mt->iter && !isnan(mt->loss)) {
-            loss[it] += mt->loss;
-            n[it] += 1;
+        if (k >= 0 && !isnan(mt->loss)) {
+            loss[k] += mt->loss;
+            n[k] += 1;
         }
     }
     for (int it = 0; it < rep->n_iters; it++)
@@ -351,17 +356,13 @@ int pps__tui_pending_w(const struct pps_tui_model *m, int stage, double **out)
         return PPS_ENOMEM;
     for (int it = 0; it < rep->n_iters; it++)
         pw[it] = NAN;
-    /* Metrics are sorted by iteration; report iterations too: walk both. */
     for (size_t i = 0, it = 0; i < m->run->n_metrics; i++) {
         const struct pps_metric *mt = &m->run->metrics[i];
+        int k = metric_slot(rep, &it, mt);
 
-        while (it < (size_t)rep->n_iters && rep->iters[it].iter < mt->iter)
-            it++;
-        if (it == (size_t)rep->n_iters)
-            break;
-        if (rep->iters[it].iter == mt->iter && mt->stage == stage && mt->pending_w >= 0) {
+        if (k >= 0 && mt->stage == stage && mt->pending_w >= 0) {
             double v = (double)mt->pending_w;
-            pw[it] = isnan(pw[it]) || v > pw[it] ? v : pw[it];
+            pw[k] = isnan(pw[k]) || v > pw[k] ? v : pw[k];
             any |= mt->pending_w > 0;
         }
     }

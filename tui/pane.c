@@ -188,8 +188,8 @@ static int draw_bubble(const struct pps_tui *ui, const struct pps_tui_model *m,
     pct(steady ? rep->judged_measured : rep->bubble, a, sizeof(a));
     if (rep->have_prediction) {
         pct(steady ? rep->judged_predicted : rep->pred.bubble, b, sizeof(b));
-        snprintf(line, sizeof(line), "%s measured %-7s predicted %s", steady ? "steady  " : "bubble  ",
-                 a, b);
+        snprintf(line, sizeof(line), "%s measured %-7s predicted %s",
+                 steady ? "steady  " : "bubble  ", a, b);
         /* What the prediction is, where the line has room for it. */
         snprintf(c, sizeof(c), " (%s, %s)", run_or(pps_report_schedule_name(m->run, rep)),
                  steady ? "back to back" : "measured op costs");
@@ -564,8 +564,8 @@ static void cmp_row(const struct pps_cmp_row *c, const char *name, struct delta_
 }
 
 static const char *const cmp_names[PPS_CMP_FIGURE_COUNT] = {
-    "iteration", "window", "bubble", "steady bubble", "busy", "idle", "wait", "peak act",
-    "pending W"};
+    "iteration", "window", "bubble",   "steady bubble", "busy",
+    "idle",      "wait",   "peak act", "pending W"};
 
 /*
  * Rows of the delta table (at most max): the schedules, then the figures `ppscope compare`
@@ -660,12 +660,11 @@ static void draw_delta(struct pps_tui *ui, struct pps_tui_frame *f, struct pps_t
             snprintf(line, sizeof(line), "A and B take the same time per iteration (%s vs %s)", a,
                      b);
         else
-            snprintf(line, sizeof(line),
-                     "%c is %.1f%% faster than %c: %s vs %s per iteration (%.2fx)%s",
-                     gain > 0 ? 'B' : 'A', 100 * fabs(gain) / (gain > 0 ? 1 - gain : 1),
-                     gain > 0 ? 'A' : 'B', gain > 0 ? b : a, gain > 0 ? a : b,
-                     gain > 0 ? ia / ib : ib / ia,
-                     noise ? ", within the runs' own spread (~)" : "");
+            snprintf(
+                line, sizeof(line), "%c is %.1f%% faster than %c: %s vs %s per iteration (%.2fx)%s",
+                gain > 0 ? 'B' : 'A', 100 * fabs(gain) / (gain > 0 ? 1 - gain : 1),
+                gain > 0 ? 'A' : 'B', gain > 0 ? b : a, gain > 0 ? a : b,
+                gain > 0 ? ia / ib : ib / ia, noise ? ", within the runs' own spread (~)" : "");
         y += pps__tui_wrap(f, x, y, w, end - y > 1 ? 2 : 1, line,
                            fabs(gain) < 0.005 || noise ? PPS_TUI_C_DEFAULT : PPS_TUI_C_GOOD,
                            PPS_TUI_A_BOLD);
