@@ -12,11 +12,23 @@
 
 /* The backends built in (one behind #ifdef PPS_HAVE_... joins the first list), and the names of
  * those that a build may lack, for a clear message when one is asked for. */
-static const struct pps__kernels_ops *const backends[] = {&pps__kernels_cpu};
+#if defined(PPS_HAVE_CUDA) && defined(PPS_HAVE_CUBLAS)
+#define HAVE_CUDA_BACKEND 1
+#endif
+static const struct pps__kernels_ops *const backends[] = {
+    &pps__kernels_cpu,
+#ifdef HAVE_CUDA_BACKEND
+    &pps__kernels_cuda,
+#endif
+};
 static const struct {
     const char *name;
     const char *needs;
-} optional_backends[] = {{"cuda", "CUDA and cuBLAS"}};
+} optional_backends[] = {
+#ifndef HAVE_CUDA_BACKEND
+    {"cuda", "CUDA (with nvcc) and cuBLAS"},
+#endif
+    {NULL, NULL}};
 
 static void list_backends(char *buf, size_t len)
 {
@@ -45,7 +57,7 @@ int pps_kernels_new(const char *backend, struct pps_kernels **out, struct pps_er
         if (strcmp(backends[i]->name, backend) == 0)
             ops = backends[i];
     if (!ops) {
-        for (size_t i = 0; i < sizeof(optional_backends) / sizeof(optional_backends[0]); i++)
+        for (size_t i = 0; optional_backends[i].name; i++)
             if (strcmp(optional_backends[i].name, backend) == 0)
                 return pps_err_set(err, PPS_ENOENT,
                                    "kernels backend '%s' is not in this build (it needs %s; "

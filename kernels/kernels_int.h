@@ -74,8 +74,9 @@ struct pps_kernels {
     struct pps_err err; /* the first error since the last sync; code 0 when none */
 };
 
-/* The backends this build has. */
+/* The backends this build has (cuda with CUDA and cuBLAS). */
 extern const struct pps__kernels_ops pps__kernels_cpu;
+extern const struct pps__kernels_ops pps__kernels_cuda;
 
 /*
  * Records code and a printf-style reason as k's error unless one is already recorded (the first

@@ -77,6 +77,15 @@ static inline int32_t *kx_put_ids(struct pps_kernels *k, const int32_t *host, si
     return d;
 }
 
+/*
+ * What a call returns when only its data is wrong (a token id out of range): PPS_EINVAL at once
+ * on cpu; 0 on cuda, which finds it on the device and reports it at the next sync (kernels.h).
+ */
+static inline int kx_data_error(struct pps_kernels *k)
+{
+    return strcmp(pps_kernels_backend(k), "cuda") == 0 ? 0 : PPS_EINVAL;
+}
+
 /* Device floats into host (overwriting), and back the other way. */
 static inline void kx_get(struct pps_kernels *k, float *host, const float *dev, size_t n)
 {

@@ -1,0 +1,275 @@
+/*
+ * cuda_backend.c - the cuda backend: its table, its contexts (a device, a stream, a cuBLAS
+ * handle, scratch), its memory, its sync and the errors found on the device.
+ *
+ * The device is the calling thread's current CUDA device when the context opens (cudaSetDevice,
+ * or CUDA_VISIBLE_DEVICES, picks it), else PPS_CUDA_DEVICE; the context keeps it and sets it
+ * again on every call that needs a current device, so a context may move between threads.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "cuda.h"
+
+/* cudaMalloc aligns to 256 bytes, more than kernels.h's 64; a 0-byte request gets this much so
+ * that it is a valid, unique pointer. */
+#define CUDA_MIN_ALLOC 256
+
+int pps__cuda_check(struct pps_kernels *k, int code, const char *what)
+{
+    cudaError_t e = (cudaError_t)code;
+    if (e == cudaSuccess)
+        return 0;
+    return pps__kernels_fail(k, e == cudaErrorMemoryAllocation ? PPS_ENOMEM : PPS_EIO,
+                             "cuda: %s: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
+}
+
+int pps__cuda_launched(struct pps_kernels *k, const char *what)
+{
+    return pps__cuda_check(k, (int)cudaGetLastError(), what);
+}
+
+double *pps__cuda_scratch(struct pps_kernels *k, size_t n)
+{
+    struct pps__cuda *c = pps__cuda_of(k);
+    void *p = NULL;
+
+    if (n <= c->scratch_n)
+        return c->scratch;
+    /* Grown by doubling; the old buffer is freed in stream order (calls queued before may still
+     * read it), so no wait. */
+    if (n < 2 * c->scratch_n)
+        n = 2 * c->scratch_n;
+    if (pps__cuda_check(k, (int)cudaMallocAsync(&p, n * sizeof(double), c->stream),
+                        "scratch for the reductions"))
+        return NULL;
+    if (c->scratch)
+        cudaFreeAsync(c->scratch, c->stream);
+    c->scratch = p;
+    c->scratch_n = n;
+    return c->scratch;
+}
+
+/* Why no device can be used, into err: no driver, no GPU, or CUDA's own reason. */
+static int no_device(struct pps_err *err, cudaError_t e)
+{
+    if (e == cudaErrorNoDevice)
+        return pps_err_set(err, PPS_ENOENT, "cuda: no CUDA device on this machine");
+    if (e == cudaErrorInsufficientDriver)
+        return pps_err_set(err, PPS_ENOENT, "cuda: no usable NVIDIA driver on this machine (%s)",
+                           cudaGetErrorString(e));
+    return pps_err_set(err, PPS_ENOENT, "cuda: no CUDA device: %s (%s)", cudaGetErrorString(e),
+                       cudaGetErrorName(e));
+}
+
+/* The device a new context uses: the thread's current one, or PPS_CUDA_DEVICE. */
+static int pick_device(int *out, struct pps_err *err)
+{
+    const char *env = getenv("PPS_CUDA_DEVICE");
+    int count = 0, dev = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+
+    if (e != cudaSuccess || count <= 0)
+        return no_device(err, e == cudaSuccess ? cudaErrorNoDevice : e);
+    if (env && *env) {
+        char *end = NULL;
+        long v = strtol(env, &end, 10);
+        if (*end || v < 0 || v >= count)
+            return pps_err_set(err, PPS_EINVAL,
+                               "cuda: PPS_CUDA_DEVICE=%s is not a device of this machine (0..%d)",
+                               env, count - 1);
+        dev = (int)v;
+    } else if (cudaGetDevice(&dev) != cudaSuccess) {
+        dev = 0;
+    }
+    *out = dev;
+    return 0;
+}
+
+static void cuda_close(struct pps_kernels *k);
+
+static int cuda_open(struct pps_kernels *k, struct pps_err *err)
+{
+    struct pps__cuda *c = calloc(1, sizeof(*c));
+    cudaStream_t s = NULL;
+    cudaError_t e;
+    int rc;
+
+    if (!c)
+        return pps_err_set(err, PPS_ENOMEM, "cuda: out of memory opening a context");
+    k->impl = c;
+    if ((rc = pick_device(&c->device, err)) < 0)
+        goto fail;
+    if ((e = cudaSetDevice(c->device)) != cudaSuccess ||
+        (e = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)) != cudaSuccess) {
+        rc = no_device(err, e);
+        goto fail;
+    }
+    c->stream = s;
+    c->own_stream = 1;
+    if ((e = cudaMallocHost(&c->host_out, 64)) != cudaSuccess ||
+        (e = cudaMalloc((void **)&c->bad, PPS__CUDA_N_CHECKS * sizeof(*c->bad))) != cudaSuccess ||
+        (e = cudaMemsetAsync(c->bad, 0xff, PPS__CUDA_N_CHECKS * sizeof(*c->bad), s)) !=
+            cudaSuccess) {
+        rc = pps_err_set(err, e == cudaErrorMemoryAllocation ? PPS_ENOMEM : PPS_EIO,
+                         "cuda: opening a context on device %d: %s", c->device,
+                         cudaGetErrorString(e));
+        goto fail;
+    }
+    if ((rc = pps__cuda_blas_open(k, err)) < 0)
+        goto fail;
+    return 0;
+fail:
+    cuda_close(k);
+    return rc;
+}
+
+static void cuda_close(struct pps_kernels *k)
+{
+    struct pps__cuda *c = pps__cuda_of(k);
+
+    if (!c)
+        return;
+    cudaSetDevice(c->device);
+    if (c->stream)
+        cudaStreamSynchronize(c->stream);
+    pps__cuda_blas_close(k);
+    cudaFree(c->scratch);
+    cudaFree(c->bad);
+    cudaFreeHost(c->host_out);
+    if (c->stream && c->own_stream)
+        cudaStreamDestroy(c->stream);
+    free(c);
+    k->impl = NULL;
+}
+
+/* Names what the device found wrong with a token id since the last look, as k's error. */
+static void report_bad_ids(struct pps_kernels *k)
+{
+    static const char *const op[PPS__CUDA_N_CHECKS] = {
+        "embedding_forward: id", "embedding_backward: id", "cross_entropy_forward: target",
+        "cross_entropy_backward: target"};
+    struct pps__cuda *c = pps__cuda_of(k);
+    unsigned long long bad[PPS__CUDA_N_CHECKS];
+
+    if (!c->bad_pending)
+        return;
+    c->bad_pending = 0;
+    if (pps__cuda_check(k, (int)cudaMemcpy(bad, c->bad, sizeof(bad), cudaMemcpyDeviceToHost),
+                        "reading the token id checks"))
+        return;
+    for (int i = 0; i < PPS__CUDA_N_CHECKS; i++)
+        if (bad[i] != ~0ULL) {
+            unsigned pos = (unsigned)(bad[i] >> 32);
+            int32_t id = (int32_t)(uint32_t)(bad[i] & 0xffffffffu);
+            pps__kernels_fail(k, PPS_EINVAL, "%s %ld at %s %u is outside 0..%d", op[i], (long)id,
+                              i < PPS__CUDA_CHECK_CE_F ? "position" : "row", pos, c->vocab[i] - 1);
+        }
+    pps__cuda_check(k, (int)cudaMemsetAsync(c->bad, 0xff, sizeof(bad), c->stream),
+                    "clearing the token id checks");
+}
+
+static int cuda_sync(struct pps_kernels *k)
+{
+    struct pps__cuda *c = pps__cuda_of(k);
+    int rc;
+
+    cudaSetDevice(c->device);
+    rc = pps__cuda_check(k, (int)cudaStreamSynchronize(c->stream), "sync");
+    report_bad_ids(k);
+    return rc;
+}
+
+static int cuda_mem_alloc(struct pps_kernels *k, size_t bytes, void **out)
+{
+    struct pps__cuda *c = pps__cuda_of(k);
+    void *p = NULL;
+    cudaError_t e;
+
+    cudaSetDevice(c->device);
+    e = cudaMalloc(&p, bytes < CUDA_MIN_ALLOC ? CUDA_MIN_ALLOC : bytes);
+    if (e != cudaSuccess)
+        return pps__kernels_fail(k, PPS_ENOMEM, "mem_alloc: %zu bytes on device %d: %s", bytes,
+                                 c->device, cudaGetErrorString(e));
+    /* Zeroed in stream order: every call through this context sees the zeros. */
+    e = cudaMemsetAsync(p, 0, bytes < CUDA_MIN_ALLOC ? CUDA_MIN_ALLOC : bytes, c->stream);
+    if (e != cudaSuccess) {
+        cudaFree(p);
+        return pps__cuda_check(k, (int)e, "mem_alloc: zeroing");
+    }
+    *out = p;
+    return 0;
+}
+
+static void cuda_mem_free(struct pps_kernels *k, void *p)
+{
+    struct pps__cuda *c = pps__cuda_of(k);
+    cudaSetDevice(c->device);
+    /* cudaFree waits for the device, so nothing queued still uses p. */
+    cudaFree(p);
+}
+
+static int cuda_copy_in(struct pps_kernels *k, void *dst, const void *src, size_t bytes)
+{
+    struct pps__cuda *c = pps__cuda_of(k);
+    /* From pageable memory this returns once src has been read (memcpy's contract). */
+    return pps__cuda_check(
+        k, (int)cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, c->stream), "copy_in");
+}
+
+static int cuda_copy_out(struct pps_kernels *k, void *dst, const void *src, size_t bytes)
+{
+    struct pps__cuda *c = pps__cuda_of(k);
+    int rc = pps__cuda_check(
+        k, (int)cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, c->stream), "copy_out");
+    if (rc < 0)
+        return rc;
+    return pps__cuda_check(k, (int)cudaStreamSynchronize(c->stream), "copy_out");
+}
+
+static int cuda_copy(struct pps_kernels *k, void *dst, const void *src, size_t bytes)
+{
+    struct pps__cuda *c = pps__cuda_of(k);
+    return pps__cuda_check(
+        k, (int)cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, c->stream), "copy");
+}
+
+static int cuda_zero(struct pps_kernels *k, void *dst, size_t bytes)
+{
+    struct pps__cuda *c = pps__cuda_of(k);
+    return pps__cuda_check(k, (int)cudaMemsetAsync(dst, 0, bytes, c->stream), "zero");
+}
+
+const struct pps__kernels_ops pps__kernels_cuda = {
+    .name = "cuda",
+    .open = cuda_open,
+    .close = cuda_close,
+    .sync = cuda_sync,
+    .mem_alloc = cuda_mem_alloc,
+    .mem_free = cuda_mem_free,
+    .copy_in = cuda_copy_in,
+    .copy_out = cuda_copy_out,
+    .copy = cuda_copy,
+    .zero = cuda_zero,
+    .gemm = pps__cuda_gemm,
+    .bias_add = pps__cuda_bias_add,
+    .bias_grad = pps__cuda_bias_grad,
+    .layernorm_forward = pps__cuda_layernorm_forward,
+    .layernorm_backward_input = pps__cuda_layernorm_backward_input,
+    .layernorm_backward_params = pps__cuda_layernorm_backward_params,
+    .layernorm_backward = pps__cuda_layernorm_backward,
+    .gelu_forward = pps__cuda_gelu_forward,
+    .gelu_backward = pps__cuda_gelu_backward,
+    .add = pps__cuda_add,
+    .scale = pps__cuda_scale,
+    .embedding_forward = pps__cuda_embedding_forward,
+    .embedding_backward = pps__cuda_embedding_backward,
+    .cross_entropy_forward = pps__cuda_cross_entropy_forward,
+    .cross_entropy_backward = pps__cuda_cross_entropy_backward,
+    .adamw = pps__cuda_adamw,
+    .sumsq = pps__cuda_sumsq,
+    .nonfinite = pps__cuda_nonfinite,
+};
