@@ -15,7 +15,7 @@
 #include "schedule.h"
 
 static const char usage_text[] =
-    "usage: ppscope run --schedule S[,S...] [-p P] [-m M] [-v V] [--backend cpu|emu]\n"
+    "usage: ppscope run --schedule S[,S...] [-p P] [-m M] [-v V] [--backend cpu|cuda|emu]\n"
     "                   [--out RUN] [options]\n"
     "\n"
     "Runs a pipeline-parallel training job and traces every forward, backward, weight-gradient,\n"
@@ -29,8 +29,10 @@ static const char usage_text[] =
     "  -p P                    pipeline stages (default 4)\n"
     "  -m M                    microbatches per iteration (default 8)\n"
     "  -v V                    model chunks per stage, interleaved only (default 2 there)\n"
-    "      --backend B         cpu: the real model, real math (default); emu: an EMULATED\n"
-    "                          device, every op sleeps its modeled time and computes nothing\n"
+    "      --backend B         cpu: the real model, real math (default); cuda: the same on\n"
+    "                          a GPU (cuBLAS and CUDA kernels; PPS_CUDA_DEVICE picks it);\n"
+    "                          emu: an EMULATED device, every op sleeps its modeled time and\n"
+    "                          computes nothing\n"
     "      --transport T       threads: every stage a thread of this process (default);\n"
     "                          mpi: one rank per stage under mpirun or srun (the default there)\n"
     "      --iters N           training iterations (default 20)\n"
@@ -322,11 +324,13 @@ static int parse_other(struct run_opts *o, int c, const char *flag, const char *
 
     switch (c) {
     case OPT_BACKEND:
-        if (!strcmp(arg, "cpu") || !strcmp(arg, "emu")) {
-            cfg->backend = !strcmp(arg, "emu") ? PPS_BACKEND_EMU : PPS_BACKEND_CPU;
+        if (!strcmp(arg, "cpu") || !strcmp(arg, "emu") || !strcmp(arg, "cuda")) {
+            cfg->backend = !strcmp(arg, "emu")    ? PPS_BACKEND_EMU
+                           : !strcmp(arg, "cuda") ? PPS_BACKEND_CUDA
+                                                  : PPS_BACKEND_CPU;
             return 0;
         }
-        return pps_cli_usage_error("run", "--backend is cpu or emu, got '%s'", arg);
+        return pps_cli_usage_error("run", "--backend is cpu, cuda or emu, got '%s'", arg);
     case OPT_TRANSPORT:
         if (!strcmp(arg, "threads") || !strcmp(arg, "mpi")) {
             cfg->transport = !strcmp(arg, "mpi") ? PPS_TRANSPORT_MPI : PPS_TRANSPORT_THREADS;

@@ -151,7 +151,7 @@ int pps_run_summary_print(FILE *f, const struct pps_run_config *c, const struct 
     fprintf(f,
             "ppscope run: %d schedule%s, p=%d m=%d, %s backend%s, %s transport, %d iteration%s, "
             "optimizer %s\n",
-            r->n, r->n == 1 ? "" : "s", c->p, c->m, c->backend == PPS_BACKEND_EMU ? "emu" : "cpu",
+            r->n, r->n == 1 ? "" : "s", c->p, c->m, c->backend == PPS_BACKEND_EMU ? "emu" : pps_run_kernels_backend(c->backend),
             c->backend == PPS_BACKEND_EMU ? " (EMULATED: ops sleep their modeled time)" : "",
             r->transport, c->iters, c->iters == 1 ? "" : "s", pps_optim_mode_name(c->optim_mode));
     fprintf(f, "%-12s %10s %10s %7s %9s %7s %9s %9s %7s  %s\n", "schedule", "iteration",

@@ -3,6 +3,7 @@
  * in for device memory, so the same runtime code runs on every backend).
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,6 +30,27 @@ static void cpu_close(struct pps_kernels *k)
 static int cpu_sync(struct pps_kernels *k)
 {
     return 0; /* every call has finished when it returns */
+}
+
+/* "cpu (Intel(R) Xeon(R) ...)" from /proc/cpuinfo where it says. */
+static void cpu_describe(char *buf, size_t len)
+{
+    char line[512];
+    FILE *f = fopen("/proc/cpuinfo", "r");
+
+    snprintf(buf, len, "cpu");
+    if (!f)
+        return;
+    while (fgets(line, sizeof(line), f)) {
+        char *colon = strchr(line, ':');
+        if (strncmp(line, "model name", 10) != 0 || !colon)
+            continue;
+        colon += 1 + strspn(colon + 1, " \t");
+        colon[strcspn(colon, "\n")] = '\0';
+        snprintf(buf, len, "cpu (%.400s)", colon);
+        break;
+    }
+    fclose(f);
 }
 
 static int cpu_mem_alloc(struct pps_kernels *k, size_t bytes, void **out)
@@ -71,6 +93,7 @@ const struct pps__kernels_ops pps__kernels_cpu = {
     .open = cpu_open,
     .close = cpu_close,
     .sync = cpu_sync,
+    .describe = cpu_describe,
     .mem_alloc = cpu_mem_alloc,
     .mem_free = cpu_mem_free,
     .copy_in = cpu_copy,

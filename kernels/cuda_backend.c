@@ -89,6 +89,23 @@ static int pick_device(int *out, struct pps_err *err)
     return 0;
 }
 
+/* "cuda (NVIDIA H200, device 0 of 1, 132 SMs, 140 GiB, compute 9.0)", or why there is none. */
+static void cuda_describe(char *buf, size_t len)
+{
+    struct cudaDeviceProp prop;
+    struct pps_err err = {0};
+    int dev = 0, count = 0;
+
+    if (pick_device(&dev, &err) < 0 || cudaGetDeviceCount(&count) != cudaSuccess ||
+        cudaGetDeviceProperties(&prop, dev) != cudaSuccess) {
+        snprintf(buf, len, "cuda (%s)", err.code ? err.msg : "no device properties");
+        return;
+    }
+    snprintf(buf, len, "cuda (%.200s, device %d of %d, %d SMs, %.0f GiB, compute %d.%d)", prop.name,
+             dev, count, prop.multiProcessorCount, (double)prop.totalGlobalMem / (1u << 30),
+             prop.major, prop.minor);
+}
+
 static void cuda_close(struct pps_kernels *k);
 
 static int cuda_open(struct pps_kernels *k, struct pps_err *err)
@@ -248,6 +265,7 @@ const struct pps__kernels_ops pps__kernels_cuda = {
     .open = cuda_open,
     .close = cuda_close,
     .sync = cuda_sync,
+    .describe = cuda_describe,
     .mem_alloc = cuda_mem_alloc,
     .mem_free = cuda_mem_free,
     .copy_in = cuda_copy_in,

@@ -93,6 +93,18 @@ const char *pps_kernels_backend(const struct pps_kernels *k)
     return k->ops->name;
 }
 
+void pps_kernels_describe(const char *backend, char *buf, size_t len)
+{
+    if (!len)
+        return;
+    for (size_t i = 0; backend && i < sizeof(backends) / sizeof(backends[0]); i++)
+        if (strcmp(backends[i]->name, backend) == 0) {
+            backends[i]->describe(buf, len);
+            return;
+        }
+    snprintf(buf, len, "%s (not in this build)", backend ? backend : "no backend");
+}
+
 int pps_kernels_sync(struct pps_kernels *k, struct pps_err *err)
 {
     int code;

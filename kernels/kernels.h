@@ -69,6 +69,12 @@ void pps_kernels_free(struct pps_kernels *k);
 /* The backend's name, as given to pps_kernels_new(). */
 const char *pps_kernels_backend(const struct pps_kernels *k);
 /*
+ * What backend computes on, for a run's metadata, into buf: "cpu (<model name>)", "cuda (NVIDIA
+ * H200, device 0 of 1, 132 SMs, 140 GiB, compute 9.0)"; for a backend this build or machine
+ * lacks, its name and why. Opens no context.
+ */
+void pps_kernels_describe(const char *backend, char *buf, size_t len);
+/*
  * Waits until every call made through k has finished (a no-op on cpu), then returns the first
  * error since the last sync (0 if none) with its reason in err, and forgets it.
  */

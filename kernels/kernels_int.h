@@ -22,6 +22,8 @@ struct pps__kernels_ops {
     int (*open)(struct pps_kernels *k, struct pps_err *err);
     void (*close)(struct pps_kernels *k);
     int (*sync)(struct pps_kernels *k);
+    /* What it computes on, for pps_kernels_describe(); no context needed. */
+    void (*describe)(char *buf, size_t len);
 
     /* Memory. */
     int (*mem_alloc)(struct pps_kernels *k, size_t bytes, void **out);

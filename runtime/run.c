@@ -60,7 +60,8 @@ int pps_run_config_check(const struct pps_run_config *c, struct pps_err *err)
     if (c->p < 1 || c->m < 1 || c->v < 0 || c->iters < 1)
         return pps_err_set(err, PPS_EINVAL, "p, m and iters must be >= 1 (p=%d, m=%d, iters=%d)",
                            c->p, c->m, c->iters);
-    if (c->backend != PPS_BACKEND_CPU && c->backend != PPS_BACKEND_EMU)
+    if (c->backend != PPS_BACKEND_CPU && c->backend != PPS_BACKEND_EMU &&
+        c->backend != PPS_BACKEND_CUDA)
         return pps_err_set(err, PPS_EINVAL, "unknown backend %d", c->backend);
     if (c->optim_mode != PPS_OPTIM_SYNC && c->optim_mode != PPS_OPTIM_POSTVAL)
         return pps_err_set(err, PPS_EINVAL, "unknown optimizer mode %d", c->optim_mode);
@@ -111,9 +112,9 @@ int pps_run_config_check(const struct pps_run_config *c, struct pps_err *err)
     }
     if (c->backend == PPS_BACKEND_EMU && (rc = pps_emu_config_check(&c->emu, c->p, err)))
         return rc;
-    if (c->check_grads && c->backend != PPS_BACKEND_CPU)
+    if (c->check_grads && c->backend == PPS_BACKEND_EMU)
         return pps_err_set(err, PPS_EINVAL,
-                           "the gradient check needs real math: use --backend cpu, not emu");
+                           "the gradient check needs real math: use --backend cpu or cuda, not emu");
     if (c->inject_nonfinite_iter >= c->iters)
         return pps_err_set(err, PPS_EINVAL,
                            "cannot inject a non-finite gradient at iteration %d of %d (0..%d)",
@@ -245,4 +246,9 @@ void pps_run_result_release(struct pps_run_result *res)
         free(res->outcomes[i].params);
         res->outcomes[i].params = NULL;
     }
+}
+
+const char *pps_run_kernels_backend(int backend)
+{
+    return backend == PPS_BACKEND_CUDA ? "cuda" : backend == PPS_BACKEND_CPU ? "cpu" : NULL;
 }

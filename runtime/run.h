@@ -59,7 +59,11 @@
 enum pps_run_backend {
     PPS_BACKEND_CPU = 0,
     PPS_BACKEND_EMU = 1,
+    PPS_BACKEND_CUDA = 2, /* the real model on a GPU (the cuda kernels backend) */
 };
+
+/* The kernels backend a run's real math uses ("cpu", "cuda"); NULL for emu (no math). */
+const char *pps_run_kernels_backend(int backend);
 
 enum pps_run_transport {
     PPS_TRANSPORT_AUTO = 0, /* mpi under a launcher that started more than one rank, else threads */

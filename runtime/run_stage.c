@@ -11,6 +11,7 @@
 
 #include <dirent.h>
 
+#include "kernels.h"
 #include "host.h"
 #include "pps_run_id.h"
 #include "run_int.h"
@@ -47,7 +48,7 @@ int pps__run_sched_prepare(struct pps__run_sched *rs, const struct pps_run_confi
     for (int k = 0; k < rs->nvs && used < sizeof(rs->partition); k++)
         used += (size_t)snprintf(rs->partition + used, sizeof(rs->partition) - used, "%s%d",
                                  k ? "," : "", rs->first_block[k + 1] - rs->first_block[k]);
-    if (c->backend == PPS_BACKEND_CPU) {
+    if (c->backend != PPS_BACKEND_EMU) {
         rc = pps_model_data_new(&c->model, &rs->data, err);
         if (rc)
             return rc;
@@ -170,8 +171,9 @@ int pps__run_chunks_new(const struct pps__run_sched *rs, int stage, struct pps_c
                                      rs->first_block[vs + 1] - rs->first_block[vs], act_floats,
                                      after_f, &chunks[c], err);
         } else {
-            rc = pps_model_compute_new(s, "cpu", rs->p, rs->v, rs->m, stage, c, rs->first_block,
-                                       rs->data, &chunks[c], err);
+            rc = pps_model_compute_new(s, pps_run_kernels_backend(rs->cfg->backend), rs->p,
+                                       rs->v, rs->m, stage, c, rs->first_block, rs->data,
+                                       &chunks[c], err);
         }
     }
     if (rc)
@@ -191,27 +193,6 @@ int pps__run_transport_wrap(const struct pps__run_sched *rs, struct pps_transpor
 }
 
 /* ---- tracer and metadata ------------------------------------------------------------------- */
-
-/* "cpu (Intel(R) Xeon(R) ...)" from /proc/cpuinfo where it says. */
-static void cpu_name(char *buf, size_t len)
-{
-    char line[512];
-    FILE *f = fopen("/proc/cpuinfo", "r");
-
-    snprintf(buf, len, "cpu");
-    if (!f)
-        return;
-    while (fgets(line, sizeof(line), f)) {
-        char *colon = strchr(line, ':');
-        if (strncmp(line, "model name", 10) != 0 || !colon)
-            continue;
-        colon += 1 + strspn(colon + 1, " \t");
-        colon[strcspn(colon, "\n")] = '\0';
-        snprintf(buf, len, "cpu (%.400s)", colon);
-        break;
-    }
-    fclose(f);
-}
 
 static int write_meta(struct pps__run_sched *rs, int stage, struct pps_tracer *t,
                       const char *transport)
@@ -272,15 +253,15 @@ static int write_meta(struct pps__run_sched *rs, int stage, struct pps_tracer *t
              "%zu parameters",
              s->layers, s->hidden, s->mlp_ratio, s->seq_len, s->micro_batch,
              pps_model_param_count(s));
-    if (c->backend == PPS_BACKEND_CPU) {
+    if (c->backend != PPS_BACKEND_EMU) {
         rc |= pps_trace_meta(t, "model", buf);
         /* Where the model's ends are: the embedding in virtual stage 0, the LM head and the loss
          * in the last. Only a run that says so gets them named in its diagnosis. */
         rc |= pps_trace_meta_int(t, "model_embedding_stage", 0);
         rc |= pps_trace_meta_int(t, "model_head_stage", (rs->p * rs->v - 1) % rs->p);
-        rc |= pps_trace_meta(t, "backend", "cpu");
+        rc |= pps_trace_meta(t, "backend", pps_run_kernels_backend(c->backend));
         rc |= pps_trace_meta(t, "data", rs->data ? rs->data->path : "");
-        cpu_name(buf, sizeof(buf));
+        pps_kernels_describe(pps_run_kernels_backend(c->backend), buf, sizeof(buf));
         rc |= pps_trace_meta(t, "device", buf);
         return rc;
     }
@@ -478,7 +459,10 @@ int pps__run_compare_grads(const struct pps__run_sched *rs, const float *grads, 
     double ref_loss = 0, loss = loss_sum / rs->m;
     int rc;
 
-    rc = pps_model_reference(&rs->cfg->model, "cpu", rs->m, 0, &ref, &n_ref, &ref_loss, err);
+    /* The reference runs on the run's own backend (on cuda: one stream on the same GPU), so the
+     * comparison is bitwise: backends differ from each other in rounding (kernels.h). */
+    rc = pps_model_reference(&rs->cfg->model, pps_run_kernels_backend(rs->cfg->backend), rs->m, 0,
+                             &ref, &n_ref, &ref_loss, err);
     if (rc)
         return rc;
     o->grads_checked = 1;

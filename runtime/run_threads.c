@@ -285,6 +285,12 @@ static int run_one(const struct pps_run_config *c, int kind, struct pps_run_outc
                     "or fewer fits this machine\n",
                     p, cpus, cpus == 1 ? "" : "s", cpus);
     }
+    if (c->warn_cores && c->backend == PPS_BACKEND_CUDA && p > 1 && kind == c->kinds[0])
+        fprintf(stderr,
+                "ppscope run: warning: the %d stages share one GPU, each on a plain stream of "
+                "its own (no SM partitions yet): one stage's kernels can run in another's bubble, "
+                "so the measured bubble is smaller than %d GPUs would show\n",
+                p, p);
 
     for (; started < p && !stop_signal; started++) {
         struct stage_thread *x = &st[started];

@@ -45,3 +45,7 @@ add_test(NAME run_check_grads_mpi
                  "${PPS_HAVE_MPI}" "${MPIEXEC_EXECUTABLE}")
 set_tests_properties(run_check_grads_mpi PROPERTIES LABELS mpi SKIP_RETURN_CODE 77 TIMEOUT 600
                                                     PROCESSORS 2)
+# run_cuda: --backend cuda with --check-grads on every schedule where there is a GPU; here, the
+# one-line refusal (exit 2), then skipped (77).
+pps_cli_test(run_cuda)
+set_tests_properties(run_cuda PROPERTIES LABELS "cli;gpu")

@@ -1,0 +1,70 @@
+#!/bin/sh
+# device-check.sh - the GPU checks of issue 10, as one prepared command for a machine with a GPU
+# (DEVELOPERS.md, `device`): builds with CUDA (Release), runs the tests labelled gpu, then the
+# real model on the GPU with every schedule, traced, and writes each run, its report (text and
+# JSON) and a summary under OUT ($OUT, else ./device-check-out). Without a GPU it exits 77.
+#
+# What it covers today: the cuda kernels backend (against cpu, and bitwise run to run), and
+# `ppscope run --backend cuda` with --check-grads (each stage a thread with its own stream on
+# the one GPU; no SM partitions yet). Exit 0 when every step passed, 1 otherwise.
+#
+# usage: tests/gpu/device-check.sh [BUILD_DIR]
+set -u
+
+here=$(cd "$(dirname "$0")/../.." && pwd)
+build=${1:-$here/build-gpu}
+out=${OUT:-$PWD/device-check-out}
+mkdir -p "$out"
+log=$out/summary.txt
+: >"$log"
+failed=0
+
+say() { echo "$*" | tee -a "$log"; }
+step() {
+    name=$1
+    shift
+    start=$(date +%s)
+    if "$@" >"$out/$name.log" 2>&1; then
+        say "ok    $name ($(($(date +%s) - start)) s)"
+    else
+        say "FAIL  $name ($(($(date +%s) - start)) s): see $name.log"
+        tail -20 "$out/$name.log" | tee -a "$log"
+        failed=1
+    fi
+}
+
+if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
+    echo "device-check: no GPU here (nvidia-smi finds none)" >&2
+    exit 77
+fi
+nvidia-smi -L | tee -a "$log"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee -a "$log"
+
+jobs=$(nproc 2>/dev/null || echo 4)
+step configure cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=Release -DPPS_WITH_CUDA=ON \
+    -DPPS_WITH_CUBLAS=ON -DPPS_WERROR=ON
+step build cmake --build "$build" -j "$jobs"
+PPS=$build/ppscope
+step gpu-tests ctest --test-dir "$build" -L gpu --output-on-failure --no-tests=error
+step kernels-cuda-verbose "$build/tests/test_kernels_cuda"
+
+# The real model on the GPU, big enough that an op takes milliseconds on an H200.
+model="--layers 16 --hidden 1024 --seq-len 256 --microbatch-size 8"
+for s in 1f1b zb-h1 zb-h2 interleaved; do
+    v=""
+    [ "$s" = interleaved ] && v="-v 2"
+    step "check-grads-$s" "$PPS" run --backend cuda -s "$s" -p 4 -m 8 $v --layers 8 --hidden 256 \
+        --iters 1 --check-grads
+    step "run-$s" "$PPS" run --backend cuda -s "$s" -p 4 -m 8 $v $model --iters 6 --quiet \
+        --out "$out/run-$s"
+    step "report-$s" sh -c "'$PPS' report '$out/run-$s' >'$out/report-$s.txt' &&
+        '$PPS' report --json '$out/run-$s' >'$out/report-$s.json'"
+done
+step merge sh -c "for s in 1f1b zb-h1 zb-h2 interleaved; do
+    '$PPS' merge '$out/run-'\$s -o '$out/run-'\$s'.db' || exit 1; done"
+for s in 1f1b zb-h1 zb-h2 interleaved; do
+    [ -f "$out/report-$s.txt" ] && grep -E "^(bubble|iteration|steady|theory|verdict)" \
+        "$out/report-$s.txt" | sed "s/^/$s: /" | tee -a "$log"
+done
+[ "$failed" -eq 0 ] && say "device-check: all passed" || say "device-check: FAILED"
+exit "$failed"
