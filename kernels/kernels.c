@@ -120,6 +120,12 @@ int pps_kernels_sync(struct pps_kernels *k, struct pps_err *err)
     return code;
 }
 
+void pps_kernels_wait(struct pps_kernels *k)
+{
+    if (k)
+        k->ops->sync(k); /* records what it finds in k->err, which only sync clears */
+}
+
 int pps__kernels_fail(struct pps_kernels *k, int code, const char *fmt, ...)
 {
     if (k->err.code == 0) {

@@ -79,6 +79,12 @@ void pps_kernels_describe(const char *backend, char *buf, size_t len);
  * error since the last sync (0 if none) with its reason in err, and forgets it.
  */
 int pps_kernels_sync(struct pps_kernels *k, struct pps_err *err);
+/*
+ * Waits until every call made through k has finished (a no-op on cpu), and keeps any error for
+ * the next pps_kernels_sync(): for a clock read that must come after the device's work (a
+ * per-layer span on cuda).
+ */
+void pps_kernels_wait(struct pps_kernels *k);
 
 /* ------------------------------------------------------------------------------------------- */
 /* Memory                                                                                      */

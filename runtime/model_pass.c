@@ -23,7 +23,9 @@
     } while (0)
 
 /* Per-layer spans (compute.h): the clock where a layer starts, and, at its end, its span
- * recorded and the clock where the next one starts. Without a tracer, no clock is read. */
+ * recorded and the clock where the next one starts. Without a tracer, no clock is read. On an
+ * asynchronous backend (cuda) the layer's end waits for the device first, so the span is the
+ * layer's device time, not the time to queue it (a wait per layer, only when tracing). */
 static int64_t layer_start(const struct pps__model_chunk *c)
 {
     return c->base.tracer ? pps_trace_now() : 0;
@@ -35,6 +37,7 @@ static int64_t layer_end(const struct pps__model_chunk *c, int idx, int64_t t0)
 
     if (!c->base.tracer)
         return 0;
+    pps_kernels_wait(c->k);
     t1 = pps_trace_now();
     pps_compute_layer_span(&c->base, idx, t0, t1);
     return t1;
