@@ -42,18 +42,25 @@ enum pps__cuda_check {
     PPS__CUDA_N_CHECKS
 };
 
+struct pps__cublas;
+
 struct pps__cuda {
     int device;
-    void *stream;     /* cudaStream_t: the context's stream; every call is queued on it */
-    int own_stream;   /* the context created it (and destroys it) */
-    void *blas;       /* cublasHandle_t, bound to stream */
-    void *blas_ws;    /* cuBLAS's workspace for this stream (device) */
+    int device_set; /* cudaSetDevice(device) succeeded: the context may touch the device */
+    void *stream;   /* cudaStream_t: the context's stream; every call is queued on it */
+    int own_stream; /* the context created it (and destroys it) */
+    void *blas;     /* cublasHandle_t, bound to stream */
+    const struct pps__cublas *blas_fns; /* the process's cuBLAS (cuda_blas.h) */
+    void *blas_ws;                      /* cuBLAS's workspace for this stream (device) */
     double *scratch;  /* device: partial sums of the reductions, grown as needed */
     size_t scratch_n; /* doubles in scratch */
     void *host_out;   /* pinned host memory: what sumsq and nonfinite hand back */
     /*
-     * Device: per check, the smallest (position << 32 | id as uint32) of a bad token id seen,
-     * ~0 when none; vocab[] the range of the call that last used the slot (host).
+     * Device: per check, the smallest (position << 32 | id as uint32) of a bad token id seen
+     * since the last sync, ~0 when none; vocab[] the range of the call that last used the slot
+     * (host). Several calls of one kind between two syncs share the slot: the message then
+     * names the bad id at the smallest position among them, with the last call's range (the
+     * runtime syncs after every op, so there it is the op's).
      */
     unsigned long long *bad;
     int vocab[PPS__CUDA_N_CHECKS];

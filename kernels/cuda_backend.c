@@ -2,9 +2,16 @@
  * cuda_backend.c - the cuda backend: its table, its contexts (a device, a stream, a cuBLAS
  * handle, scratch), its memory, its sync and the errors found on the device.
  *
- * The device is the calling thread's current CUDA device when the context opens (cudaSetDevice,
- * or CUDA_VISIBLE_DEVICES, picks it), else PPS_CUDA_DEVICE; the context keeps it and sets it
- * again on every call that needs a current device, so a context may move between threads.
+ * The device is PPS_CUDA_DEVICE where it is set, else the calling thread's current CUDA device
+ * (device 0 on a thread that never chose one; cudaSetDevice or CUDA_VISIBLE_DEVICES choose it);
+ * the context keeps it and makes it current on every call that queues work, so a context may
+ * move between threads.
+ *
+ * Memory is stream-ordered (cudaMallocAsync / cudaFreeAsync on the context's stream, from the
+ * device's default pool, which keeps what it has rather than handing it back at every sync): a
+ * buffer freed while queued calls still read it is released after them, and freeing never
+ * waits for the device or for other stages' streams. Copies in wait for the copy to finish, so
+ * the source may be reused at once, as with memcpy (pinned or pageable alike).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +30,8 @@ int pps__cuda_check(struct pps_kernels *k, int code, const char *what)
     cudaError_t e = (cudaError_t)code;
     if (e == cudaSuccess)
         return 0;
+    /* Recorded here: cleared from the thread's last error, so a later launch is not blamed. */
+    (void)cudaGetLastError();
     return pps__kernels_fail(k, e == cudaErrorMemoryAllocation ? PPS_ENOMEM : PPS_EIO,
                              "cuda: %s: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
 }
@@ -47,7 +56,7 @@ double *pps__cuda_scratch(struct pps_kernels *k, size_t n)
                         "scratch for the reductions"))
         return NULL;
     if (c->scratch)
-        cudaFreeAsync(c->scratch, c->stream);
+        pps__cuda_check(k, (int)cudaFreeAsync(c->scratch, c->stream), "freeing old scratch");
     c->scratch = p;
     c->scratch_n = n;
     return c->scratch;
@@ -72,6 +81,8 @@ static int pick_device(int *out, struct pps_err *err)
     int count = 0, dev = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
 
+    /* A failure here leaves CUDA's last error set; forget it (it is reported through err). */
+    (void)cudaGetLastError();
     if (e != cudaSuccess || count <= 0)
         return no_device(err, e == cudaSuccess ? cudaErrorNoDevice : e);
     if (env && *env) {
@@ -108,6 +119,18 @@ static void cuda_describe(char *buf, size_t len)
 
 static void cuda_close(struct pps_kernels *k);
 
+/* The device's default memory pool keeps the memory freed into it (up to all of it) instead of
+ * returning it to the driver at every synchronisation. */
+static cudaError_t keep_pool(int device)
+{
+    cudaMemPool_t pool;
+    uint64_t keep = UINT64_MAX;
+    cudaError_t e = cudaDeviceGetDefaultMemPool(&pool, device);
+    if (e == cudaSuccess)
+        e = cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep);
+    return e;
+}
+
 static int cuda_open(struct pps_kernels *k, struct pps_err *err)
 {
     struct pps__cuda *c = calloc(1, sizeof(*c));
@@ -120,9 +143,21 @@ static int cuda_open(struct pps_kernels *k, struct pps_err *err)
     k->impl = c;
     if ((rc = pick_device(&c->device, err)) < 0)
         goto fail;
-    if ((e = cudaSetDevice(c->device)) != cudaSuccess ||
-        (e = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)) != cudaSuccess) {
-        rc = no_device(err, e);
+    if ((e = cudaSetDevice(c->device)) != cudaSuccess) {
+        (void)cudaGetLastError();
+        rc = e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver
+                 ? no_device(err, e)
+                 : pps_err_set(err, PPS_EIO, "cuda: device %d: %s (%s)", c->device,
+                               cudaGetErrorString(e), cudaGetErrorName(e));
+        goto fail;
+    }
+    c->device_set = 1;
+    if ((e = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)) != cudaSuccess ||
+        (e = keep_pool(c->device)) != cudaSuccess) {
+        (void)cudaGetLastError();
+        rc = pps_err_set(err, e == cudaErrorMemoryAllocation ? PPS_ENOMEM : PPS_EIO,
+                         "cuda: a stream on device %d: %s (%s)", c->device, cudaGetErrorString(e),
+                         cudaGetErrorName(e));
         goto fail;
     }
     c->stream = s;
@@ -131,6 +166,7 @@ static int cuda_open(struct pps_kernels *k, struct pps_err *err)
         (e = cudaMalloc((void **)&c->bad, PPS__CUDA_N_CHECKS * sizeof(*c->bad))) != cudaSuccess ||
         (e = cudaMemsetAsync(c->bad, 0xff, PPS__CUDA_N_CHECKS * sizeof(*c->bad), s)) !=
             cudaSuccess) {
+        (void)cudaGetLastError();
         rc = pps_err_set(err, e == cudaErrorMemoryAllocation ? PPS_ENOMEM : PPS_EIO,
                          "cuda: opening a context on device %d: %s", c->device,
                          cudaGetErrorString(e));
@@ -150,7 +186,8 @@ static void cuda_close(struct pps_kernels *k)
 
     if (!c)
         return;
-    cudaSetDevice(c->device);
+    if (c->device_set)
+        cudaSetDevice(c->device);
     if (c->stream)
         cudaStreamSynchronize(c->stream);
     pps__cuda_blas_close(k);
@@ -159,6 +196,7 @@ static void cuda_close(struct pps_kernels *k)
     cudaFreeHost(c->host_out);
     if (c->stream && c->own_stream)
         cudaStreamDestroy(c->stream);
+    (void)cudaGetLastError();
     free(c);
     k->impl = NULL;
 }
@@ -175,9 +213,16 @@ static void report_bad_ids(struct pps_kernels *k)
     if (!c->bad_pending)
         return;
     c->bad_pending = 0;
-    if (pps__cuda_check(k, (int)cudaMemcpy(bad, c->bad, sizeof(bad), cudaMemcpyDeviceToHost),
+    /* Through the context's stream into its pinned buffer (the legacy default stream would
+     * also wait for other libraries' blocking streams). */
+    if (pps__cuda_check(k,
+                        (int)cudaMemcpyAsync(c->host_out, c->bad, sizeof(bad),
+                                             cudaMemcpyDeviceToHost, (cudaStream_t)c->stream),
+                        "reading the token id checks") ||
+        pps__cuda_check(k, (int)cudaStreamSynchronize((cudaStream_t)c->stream),
                         "reading the token id checks"))
         return;
+    memcpy(bad, c->host_out, sizeof(bad));
     for (int i = 0; i < PPS__CUDA_N_CHECKS; i++)
         if (bad[i] != ~0ULL) {
             unsigned pos = (unsigned)(bad[i] >> 32);
@@ -203,19 +248,19 @@ static int cuda_sync(struct pps_kernels *k)
 static int cuda_mem_alloc(struct pps_kernels *k, size_t bytes, void **out)
 {
     struct pps__cuda *c = pps__cuda_of(k);
+    size_t n = bytes < CUDA_MIN_ALLOC ? CUDA_MIN_ALLOC : bytes;
     void *p = NULL;
-    cudaError_t e;
+    int rc;
 
     cudaSetDevice(c->device);
-    e = cudaMalloc(&p, bytes < CUDA_MIN_ALLOC ? CUDA_MIN_ALLOC : bytes);
-    if (e != cudaSuccess)
-        return pps__kernels_fail(k, PPS_ENOMEM, "mem_alloc: %zu bytes on device %d: %s", bytes,
-                                 c->device, cudaGetErrorString(e));
+    if ((rc = pps__cuda_check(k, (int)cudaMallocAsync(&p, n, (cudaStream_t)c->stream),
+                              "mem_alloc")) < 0)
+        return rc;
     /* Zeroed in stream order: every call through this context sees the zeros. */
-    e = cudaMemsetAsync(p, 0, bytes < CUDA_MIN_ALLOC ? CUDA_MIN_ALLOC : bytes, c->stream);
-    if (e != cudaSuccess) {
-        cudaFree(p);
-        return pps__cuda_check(k, (int)e, "mem_alloc: zeroing");
+    if ((rc = pps__cuda_check(k, (int)cudaMemsetAsync(p, 0, n, (cudaStream_t)c->stream),
+                              "mem_alloc: zeroing")) < 0) {
+        cudaFreeAsync(p, (cudaStream_t)c->stream);
+        return rc;
     }
     *out = p;
     return 0;
@@ -225,39 +270,55 @@ static void cuda_mem_free(struct pps_kernels *k, void *p)
 {
     struct pps__cuda *c = pps__cuda_of(k);
     cudaSetDevice(c->device);
-    /* cudaFree waits for the device, so nothing queued still uses p. */
-    cudaFree(p);
+    /* Released after the calls queued before it, without waiting for them. */
+    if (cudaFreeAsync(p, (cudaStream_t)c->stream) != cudaSuccess)
+        (void)cudaGetLastError();
 }
 
 static int cuda_copy_in(struct pps_kernels *k, void *dst, const void *src, size_t bytes)
 {
     struct pps__cuda *c = pps__cuda_of(k);
-    /* From pageable memory this returns once src has been read (memcpy's contract). */
-    return pps__cuda_check(
-        k, (int)cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, c->stream), "copy_in");
+    int rc;
+
+    cudaSetDevice(c->device);
+    rc = pps__cuda_check(
+        k, (int)cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, (cudaStream_t)c->stream),
+        "copy_in");
+    /* memcpy's contract: src may be reused when this returns. An asynchronous copy from pinned
+     * memory has not read it yet, and CUDA promises nothing either way for pageable memory. */
+    if (rc == 0)
+        rc = pps__cuda_check(k, (int)cudaStreamSynchronize((cudaStream_t)c->stream), "copy_in");
+    return rc;
 }
 
 static int cuda_copy_out(struct pps_kernels *k, void *dst, const void *src, size_t bytes)
 {
     struct pps__cuda *c = pps__cuda_of(k);
-    int rc = pps__cuda_check(
-        k, (int)cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, c->stream), "copy_out");
+    int rc;
+
+    cudaSetDevice(c->device);
+    rc = pps__cuda_check(
+        k, (int)cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, (cudaStream_t)c->stream),
+        "copy_out");
     if (rc < 0)
         return rc;
-    return pps__cuda_check(k, (int)cudaStreamSynchronize(c->stream), "copy_out");
+    return pps__cuda_check(k, (int)cudaStreamSynchronize((cudaStream_t)c->stream), "copy_out");
 }
 
 static int cuda_copy(struct pps_kernels *k, void *dst, const void *src, size_t bytes)
 {
     struct pps__cuda *c = pps__cuda_of(k);
+    cudaSetDevice(c->device);
     return pps__cuda_check(
-        k, (int)cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, c->stream), "copy");
+        k, (int)cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, (cudaStream_t)c->stream),
+        "copy");
 }
 
 static int cuda_zero(struct pps_kernels *k, void *dst, size_t bytes)
 {
     struct pps__cuda *c = pps__cuda_of(k);
-    return pps__cuda_check(k, (int)cudaMemsetAsync(dst, 0, bytes, c->stream), "zero");
+    cudaSetDevice(c->device);
+    return pps__cuda_check(k, (int)cudaMemsetAsync(dst, 0, bytes, (cudaStream_t)c->stream), "zero");
 }
 
 const struct pps__kernels_ops pps__kernels_cuda = {

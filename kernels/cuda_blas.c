@@ -70,7 +70,7 @@ const struct pps__cublas *pps__cublas_get(struct pps_err *err)
 {
     pthread_once(&once, load);
     if (!blas.lib) {
-        pps_err_set(err, PPS_ENOENT, "%s", why);
+        pps_err_set(err, PPS_EIO, "%s", why);
         return NULL;
     }
     return &blas;

@@ -29,7 +29,8 @@ struct pps__cublas {
 
 /*
  * cuBLAS, loaded once per process (PPS_CUBLAS_SONAME, the build's toolkit's, then libcublas.so);
- * NULL with the reason in err when it cannot be loaded or lacks a call.
+ * NULL with the reason in err (PPS_EIO: a cuda build on a machine with a driver but without its
+ * cuBLAS is broken, not merely without a GPU) when it cannot be loaded or lacks a call.
  */
 const struct pps__cublas *pps__cublas_get(struct pps_err *err);
 

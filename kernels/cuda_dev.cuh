@@ -19,11 +19,14 @@
 /* Most blocks a grid-stride kernel starts: a fixed count, whatever the device's SMs. */
 #define PPS__CUDA_MAX_BLOCKS 1024
 
-/* The context's stream, with its device made current for the launch that follows. */
+/* The context's stream, with its device made current for the launch that follows, and the
+ * thread's last CUDA error cleared, so that pps__cuda_launched() judges this launch alone
+ * (every earlier failure was returned by its own call). */
 static inline cudaStream_t pps__cuda_stream(struct pps_kernels *k)
 {
     struct pps__cuda *c = pps__cuda_of(k);
     cudaSetDevice(c->device);
+    (void)cudaGetLastError();
     return (cudaStream_t)c->stream;
 }
 
@@ -63,7 +66,8 @@ __device__ static inline double pps__cuda_block_sum(double v, double *sh)
 template <class F>
 __global__ static void pps__cuda_colsum_chunks(int rows, int cols, F f, double *part)
 {
-    int c = blockIdx.x * blockDim.x + threadIdx.x, chunk = blockIdx.y;
+    /* Chunks on x (up to 2^31 - 1 blocks), columns on y (cols / 256 blocks, at most 65535). */
+    int c = blockIdx.y * blockDim.x + threadIdx.x, chunk = blockIdx.x;
     int r0 = chunk * PPS__CUDA_COL_CHUNK, r1 = min(rows, r0 + PPS__CUDA_COL_CHUNK);
     double acc[2] = {0.0, 0.0};
 
@@ -73,7 +77,7 @@ __global__ static void pps__cuda_colsum_chunks(int rows, int cols, F f, double *
         for (int j = 0; j < F::n; j++)
             acc[j] += f.value(r, c, j);
     for (int j = 0; j < F::n; j++)
-        part[((size_t)j * gridDim.y + chunk) * cols + c] = acc[j];
+        part[((size_t)j * gridDim.x + chunk) * cols + c] = acc[j];
 }
 
 template <class F>
@@ -95,18 +99,21 @@ __global__ static void pps__cuda_colsum_total(int chunks, int cols, const double
 template <class F>
 static int pps__cuda_colsum(struct pps_kernels *k, const char *what, int rows, int cols, F f)
 {
-    int chunks = (rows + PPS__CUDA_COL_CHUNK - 1) / PPS__CUDA_COL_CHUNK;
-    double *part = pps__cuda_scratch(k, (size_t)F::n * chunks * cols);
-    cudaStream_t s = pps__cuda_stream(k);
-    dim3 grid((cols + PPS__CUDA_BLOCK - 1) / PPS__CUDA_BLOCK, chunks);
+    int chunks = (int)(((size_t)rows + PPS__CUDA_COL_CHUNK - 1) / PPS__CUDA_COL_CHUNK);
+    unsigned col_blocks = (unsigned)(((size_t)cols + PPS__CUDA_BLOCK - 1) / PPS__CUDA_BLOCK);
+    double *part;
+    cudaStream_t s;
 
-    if (chunks > 65535)
-        return pps__kernels_fail(k, PPS_EINVAL, "%s: %d rows is more than the cuda backend's %d",
-                                 what, rows, 65535 * PPS__CUDA_COL_CHUNK);
-    if (!part)
+    if (col_blocks > 65535)
+        return pps__kernels_fail(k, PPS_EINVAL,
+                                 "%s: %d columns is more than the cuda backend's %d", what, cols,
+                                 65535 * PPS__CUDA_BLOCK);
+    if (!(part = pps__cuda_scratch(k, (size_t)F::n * chunks * cols)))
         return k->err.code;
-    pps__cuda_colsum_chunks<F><<<grid, PPS__CUDA_BLOCK, 0, s>>>(rows, cols, f, part);
-    pps__cuda_colsum_total<F><<<grid.x, PPS__CUDA_BLOCK, 0, s>>>(chunks, cols, part, f);
+    s = pps__cuda_stream(k);
+    pps__cuda_colsum_chunks<F>
+        <<<dim3((unsigned)chunks, col_blocks), PPS__CUDA_BLOCK, 0, s>>>(rows, cols, f, part);
+    pps__cuda_colsum_total<F><<<col_blocks, PPS__CUDA_BLOCK, 0, s>>>(chunks, cols, part, f);
     return pps__cuda_launched(k, what);
 }
 

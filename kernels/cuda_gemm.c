@@ -23,10 +23,7 @@
 /* cuBLAS's recommended workspace on Hopper (32 MiB); it is enough for every earlier GPU too. */
 #define BLAS_WORKSPACE (32u << 20)
 
-/* The process's cuBLAS: loaded before any context has a handle (pps__cuda_blas_open). */
-static const struct pps__cublas *blas;
-
-static const char *blas_name(cublasStatus_t s)
+static const char *blas_name(const struct pps__cublas *blas, cublasStatus_t s)
 {
     const char *n = blas->GetStatusName(s);
     return n ? n : "unknown cuBLAS status";
@@ -40,11 +37,14 @@ int pps__cuda_blas_open(struct pps_kernels *k, struct pps_err *err)
     cublasStatus_t s;
     cudaError_t e;
 
-    if (!(blas = pps__cublas_get(err)))
-        return PPS_ENOENT;
+    const struct pps__cublas *blas = pps__cublas_get(err);
+
+    if (!blas)
+        return PPS_EIO;
+    c->blas_fns = blas;
     if ((s = blas->Create(&h)) != CUBLAS_STATUS_SUCCESS)
         return pps_err_set(err, PPS_EIO, "cuda: cublasCreate on device %d: %s", c->device,
-                           blas_name(s));
+                           blas_name(blas, s));
     c->blas = h;
     if ((e = cudaMalloc(&c->blas_ws, BLAS_WORKSPACE)) != cudaSuccess)
         return pps_err_set(err, PPS_ENOMEM, "cuda: cuBLAS workspace (%u MiB) on device %d: %s",
@@ -57,7 +57,7 @@ int pps__cuda_blas_open(struct pps_kernels *k, struct pps_err *err)
                                                                  : CUBLAS_DEFAULT_MATH)) !=
             CUBLAS_STATUS_SUCCESS)
         return pps_err_set(err, PPS_EIO, "cuda: setting up cuBLAS on device %d: %s", c->device,
-                           blas_name(s));
+                           blas_name(blas, s));
     return 0;
 }
 
@@ -65,7 +65,7 @@ void pps__cuda_blas_close(struct pps_kernels *k)
 {
     struct pps__cuda *c = pps__cuda_of(k);
     if (c->blas)
-        blas->Destroy((cublasHandle_t)c->blas);
+        c->blas_fns->Destroy((cublasHandle_t)c->blas);
     c->blas = NULL;
     cudaFree(c->blas_ws);
     c->blas_ws = NULL;
@@ -88,11 +88,11 @@ int pps__cuda_gemm(struct pps_kernels *k, int trans_a, int trans_b, int m, int n
                 "gemm");
         return beta == 1.0f ? 0 : pps__cuda_scale(k, (size_t)m * n, beta, c);
     }
-    s = blas->Sgemm((cublasHandle_t)cu->blas, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
-                    trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, kdim, &alpha, b, ldb > 0 ? ldb : 1,
-                    a, lda > 0 ? lda : 1, &beta, c, n);
+    s = cu->blas_fns->Sgemm((cublasHandle_t)cu->blas, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+                            trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, kdim, &alpha, b,
+                            ldb > 0 ? ldb : 1, a, lda > 0 ? lda : 1, &beta, c, n);
     if (s != CUBLAS_STATUS_SUCCESS)
         return pps__kernels_fail(k, PPS_EIO, "gemm: cublasSgemm (%d x %d x %d): %s", m, n, kdim,
-                                 blas_name(s));
+                                 blas_name(cu->blas_fns, s));
     return 0;
 }

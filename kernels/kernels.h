@@ -39,7 +39,10 @@
  * and one thread per call leaves nothing in the result to depend on the machine's load. Splitting
  * a reduction changes its rounding: the sum of pps_kernels_sumsq() over two halves of a buffer is
  * not bitwise the sum over the whole, so runs that must agree bitwise must make the same calls in
- * the same order. Backends differ from each other in rounding; "cpu" is the reference.
+ * the same order. Backends differ from each other in rounding; "cpu" is the reference. On
+ * "cuda", where an operand sits may change a GEMM's bits (cuBLAS picks its kernel by the
+ * operands' alignment): the promise holds for operands at the same address modulo 16 bytes,
+ * which the runtime's 64-byte aligned tensors always are; on "cpu" it holds wherever they sit.
  *
  * Threads: a context belongs to one thread at a time. Contexts are independent; open one per
  * stage thread.

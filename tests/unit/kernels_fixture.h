@@ -86,6 +86,13 @@ static inline int kx_data_error(struct pps_kernels *k)
     return strcmp(pps_kernels_backend(k), "cuda") == 0 ? 0 : PPS_EINVAL;
 }
 
+/* The alignment, in floats, of operands whose results must be the same bits wherever they sit:
+ * 1 on cpu, 4 (16 bytes) on cuda (kernels.h, Determinism). */
+static inline int kx_align_floats(struct pps_kernels *k)
+{
+    return strcmp(pps_kernels_backend(k), "cuda") == 0 ? 4 : 1;
+}
+
 /* Device floats into host (overwriting), and back the other way. */
 static inline void kx_get(struct pps_kernels *k, float *host, const float *dev, size_t n)
 {
