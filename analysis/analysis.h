@@ -66,6 +66,11 @@ struct pps_iter_stats {
     int64_t t0, t1; /* the window, ns on rank 0's clock */
     double window_ns;
     double bubble; /* 0 for an empty window */
+    /* The bubble on the device: over the stages with device kernels (KERNEL spans), the window
+     * less the union of their kernels, over (those stages * window). NaN when no stage of the
+     * run has a kernel; 0 for an empty window. Host-side gaps the device did not see (work
+     * queued ahead) are not in it; device time a host span covers without a kernel is. */
+    double device_bubble;
     /* The bubble by phase: the present stages' idle in each phase over (stages * window); the
      * four add up to bubble (0 for an empty window; phase.c). */
     double phase_bubble[PPS_PHASE_COUNT];
@@ -156,6 +161,8 @@ struct pps_report {
     struct pps_stage_stats *total; /* per stage, summed over iterations (idle_frac over sum) */
     double total_window_ns;        /* from the first window's start to the last one's end */
     double bubble;                 /* mean of the iterations' bubbles; NaN with no iteration */
+    int n_device_stages;           /* present stages with device kernels (KERNEL spans) */
+    double device_bubble;          /* mean of the iterations' device bubbles; NaN: none */
     double bubble_spread;          /* their standard deviation; NaN with fewer than two */
     /* The bubble by phase: the mean over the same iterations of the present stages' idle in
      * the phase over (stages * window); the four add up to bubble. NaN with no iteration. */

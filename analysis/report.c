@@ -194,6 +194,15 @@ static int iter_slot(const int32_t *iters, int n, int32_t iter)
     return hit ? (int)(hit - iters) : -1;
 }
 
+/* Whether a stage recorded device kernels (a GPU run traced with CUPTI, or an import). */
+static int has_kernels(const struct pps_stage_spans *ss)
+{
+    for (size_t i = 0; i < ss->n; i++)
+        if (ss->spans[i].kind == PPS_SPAN_KERNEL)
+            return 1;
+    return 0;
+}
+
 /* Windows and op counts from the labelled spans, then each stage's sweep of each window. */
 static void measure_iters(const struct pps_run *run, const struct stage_index *ix,
                           const int32_t *labels, struct pps_report *rep)
@@ -217,9 +226,12 @@ static void measure_iters(const struct pps_run *run, const struct stage_index *i
                 rep->iters[it].stages[s].n_ops[sp->kind]++;
         }
     }
+    rep->n_device_stages = 0;
+    for (int s = 0; s < rep->n_stages; s++)
+        rep->n_device_stages += rep->total[s].present && has_kernels(&run->stages[s]);
     for (int it = 0; it < rep->n_iters; it++) {
         struct pps_iter_stats *is = &rep->iters[it];
-        double idle = 0;
+        double idle = 0, device_idle = 0;
 
         is->window_ns = (double)(is->t1 - is->t0);
         for (int s = 0; s < rep->n_stages; s++) {
@@ -231,9 +243,15 @@ static void measure_iters(const struct pps_run *run, const struct stage_index *i
             is->stages[s].present = rep->total[s].present;
             if (is->stages[s].present)
                 idle += is->stages[s].idle_ns;
+            if (is->stages[s].present && has_kernels(&run->stages[s]))
+                device_idle += is->window_ns - is->stages[s].busy_ns[PPS_SPAN_KERNEL];
         }
         is->bubble =
             is->window_ns > 0 && rep->n_present ? idle / (rep->n_present * is->window_ns) : 0.0;
+        is->device_bubble = !rep->n_device_stages ? NAN
+                            : is->window_ns > 0
+                                ? device_idle / (rep->n_device_stages * is->window_ns)
+                                : 0.0;
     }
 }
 
@@ -393,7 +411,7 @@ static void add_stats(struct pps_stage_stats *a, const struct pps_stage_stats *b
  */
 static void sum_iters(const struct stage_index *ix, struct pps_report *rep)
 {
-    double bubble_sum = 0;
+    double bubble_sum = 0, device_sum = 0;
     int n_windows = 0;
     int64_t u0 = 0, u1 = 0;
 
@@ -408,6 +426,7 @@ static void sum_iters(const struct stage_index *ix, struct pps_report *rep)
         if (!(is->window_ns > 0))
             continue;
         bubble_sum += is->bubble;
+        device_sum += is->device_bubble;
         /* Windows come in iteration order, which is time order up to overlaps. */
         if (n_windows++ == 0 || is->t0 > u1) {
             if (n_windows > 1)
@@ -437,6 +456,7 @@ static void sum_iters(const struct stage_index *ix, struct pps_report *rep)
         rep->total[s].idle_frac =
             rep->total_window_ns > 0 ? rep->total[s].idle_ns / rep->total_window_ns : 0.0;
     rep->bubble = n_windows ? bubble_sum / n_windows : NAN;
+    rep->device_bubble = n_windows && rep->n_device_stages ? device_sum / n_windows : NAN;
     rep->bubble_spread = NAN;
     /* The spread of the iterations after the first: the first warms up (allocation, caches,
      * threads starting), which is no measure of how alike the others are. */
@@ -614,6 +634,7 @@ static int report_init(const struct pps_run *run, int n_iters, const int32_t *la
             __builtin_add_overflow(rep->dropped, run->metrics[i].dropped, &rep->dropped))
             rep->dropped = INT64_MAX;
     rep->bubble = NAN;
+    rep->device_bubble = NAN;
     rep->bubble_spread = NAN;
     for (int k = 0; k < PPS_PHASE_COUNT; k++)
         rep->phase_bubble[k] = NAN;

@@ -350,6 +350,12 @@ static void print_bubble(FILE *f, const struct pps_run *run, const struct pps_re
         fprintf(f, "   (iterations 1..%d back to back%s)\n", rep->n_full - 1,
                 rep->basis == PPS_BASIS_STEADY ? "; post-validated: the verdict's figures" : "");
     }
+    if (rep->n_device_stages > 0) {
+        print_pct(f, "device    bubble", rep->device_bubble);
+        fprintf(f, "   on the device: each window less its kernels, on the %d stage%s with "
+                   "kernels\n",
+                rep->n_device_stages, rep->n_device_stages == 1 ? "" : "s");
+    }
     print_pct(f, "theory    (p-1)/m", rep->bubble_quoted);
     print_pct(f, rep->v > 1 ? "   (p-1)/(v*m+p-1)" : "   (p-1)/(m+p-1)", rep->bubble_exact);
     fprintf(f, "\n");
@@ -629,6 +635,8 @@ static void print_json(FILE *f, const struct pps_run *run, const struct pps_repo
     pps_json_int(&j, "spans_without_iteration", (int64_t)rep->n_no_iter);
     pps_json_double(&j, "bubble", rep->bubble);
     pps_json_double(&j, "bubble_spread", rep->bubble_spread);
+    pps_json_int(&j, "device_stages", rep->n_device_stages);
+    pps_json_double(&j, "device_bubble", rep->device_bubble);
     json_phase_bubble(&j, rep->phase_bubble);
     pps_json_double(&j, "steady_bubble", rep->steady_bubble);
     pps_json_double(&j, "steady_spread", rep->steady_spread);
@@ -673,6 +681,7 @@ static void print_json(FILE *f, const struct pps_run *run, const struct pps_repo
         pps_json_int(&j, "t1_ns", is->t1);
         json_ns(&j, "window_ns", is->window_ns);
         pps_json_double(&j, "bubble", is->bubble);
+        pps_json_double(&j, "device_bubble", is->device_bubble);
         json_phase_bubble(&j, is->phase_bubble);
         pps_json_bool(&j, "partial", is->partial);
         json_stages(&j, "stages", is->stages, is->n_stages);

@@ -7,6 +7,8 @@ pps_unit_test(test_phase pps_analysis pps_schedule pps_storage)
 pps_cli_test(report_phases)
 pps_cli_test(report_cli)
 pps_cli_test(report_memory)
+# report_device: the bubble on the device, against a known answer and the shared real traces.
+pps_cli_test(report_device)
 # `ppscope compare A B`: against the simulator's known bubble and idle, and emu runs.
 pps_cli_test(compare_cli)
 pps_unit_test(test_critpath pps_analysis pps_schedule pps_storage)
