@@ -7,3 +7,5 @@ set_tests_properties(test_tracer test_tracer_load PROPERTIES
                      ENVIRONMENT "PPS_BIN=$<TARGET_FILE:ppscope>")
 # The load test keeps both cores busy: run it alone.
 set_tests_properties(test_tracer_load PROPERTIES RUN_SERIAL TRUE TIMEOUT 300)
+# Device records (CUPTI's kernels, copies, external correlations) into op spans: tracer/devmap.c.
+pps_unit_test(test_devmap pps_tracer pps_storage)
