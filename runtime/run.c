@@ -26,6 +26,7 @@ void pps_run_config_init(struct pps_run_config *c)
     c->inject_nonfinite_iter = -1;
     c->fail_stage = -1;
     c->fail_iter = -1;
+    c->device_spans = 1;
 }
 
 int pps_run_config_v(const struct pps_run_config *c, int kind)

@@ -171,9 +171,8 @@ int pps__run_chunks_new(const struct pps__run_sched *rs, int stage, struct pps_c
                                      rs->first_block[vs + 1] - rs->first_block[vs], act_floats,
                                      after_f, &chunks[c], err);
         } else {
-            rc = pps_model_compute_new(s, pps_run_kernels_backend(rs->cfg->backend), rs->p,
-                                       rs->v, rs->m, stage, c, rs->first_block, rs->data,
-                                       &chunks[c], err);
+            rc = pps_model_compute_new(s, pps_run_kernels_backend(rs->cfg->backend), rs->p, rs->v,
+                                       rs->m, stage, c, rs->first_block, rs->data, &chunks[c], err);
         }
     }
     if (rc)
@@ -334,6 +333,17 @@ int pps__run_tracer_open(struct pps__run_sched *rs, int stage, int clock_sync,
         return rc;
     if (write_meta(rs, stage, *out, transport))
         return pps_err_set(err, PPS_ENOMEM, "%s: out of memory for the run's metadata", rs->dir);
+    /* On a GPU, what the device did: kernels and copies of every op, from CUPTI. Where it cannot
+     * trace, the run goes on with the host's spans and says so once (the shard has no
+     * device_activity key). */
+    if (rs->cfg->backend == PPS_BACKEND_CUDA && rs->cfg->device_spans) {
+        struct pps_err derr = {0};
+        if (pps_trace_device_activity(*out, &derr) != 0 && stage == 0 && rs->cfg->warn_cores)
+            fprintf(stderr,
+                    "ppscope run: warning: no device spans (%s): the timelines are the "
+                    "host's\n",
+                    derr.msg);
+    }
     return 0;
 }
 

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cupti.h"
 #include "tracer_core.h"
 
 void pps__fail_locked(struct pps_tracer *t, int code, const char *msg)
@@ -206,7 +207,13 @@ static void write_batch(struct pps_tracer *t, size_t n)
 
 void pps__flusher_drain(struct pps_tracer *t)
 {
-    int n = atomic_load_explicit(&t->n_bufs, memory_order_acquire), i = 0;
+    int n, i = 0;
+
+    /* Device activity handed back by CUPTI, routed into the tracers' buffers first, so that this
+     * drain takes this tracer's share. */
+    if (t->dev_slot >= 0)
+        pps__cupti_poll(t);
+    n = atomic_load_explicit(&t->n_bufs, memory_order_acquire);
 
     for (int k = 0; k < n; k++)
         t->limits[k] = atomic_load_explicit(&t->bufs[k]->head, memory_order_acquire);

@@ -13,6 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cupti.h"
+#include "devmap.h"
 #include "tracer_core.h"
 
 /* The public kinds are the store's, number for number: spans go to the store unconverted. */
@@ -214,6 +216,7 @@ int pps_trace_open(const struct pps_trace_options *o, struct pps_tracer **out, s
     t->rank = rank;
     t->world = world;
     t->clock_sync = o->clock_sync != 0;
+    t->dev_slot = -1;
     t->interval_ms = o->flush_interval_ms;
     t->pid = getpid();
     t->unwritten_first = t->unwritten_last = -1;
@@ -299,6 +302,14 @@ static int close_tracer(struct pps_tracer *t, int complete, struct pps_err *err)
                            "pps_trace_close: the tracer belongs to process %ld, not to this "
                            "forked child; left alone",
                            (long)t->pid);
+    /* Device activity first, while this thread may still record into t: what CUPTI holds is
+     * routed to the tracers of its ops, then t's slot is given up. */
+    if (t->dev_slot >= 0) {
+        uint64_t dropped = pps__cupti_detach(t);
+        t->dev_slot = -1;
+        if (pps_trace_meta_int(t, "device_dropped", (int64_t)dropped) != 0)
+            pps__fail(t, &(struct pps_err){PPS_ENOMEM, "pps_trace_close: out of memory"});
+    }
     /* A thread exiting from now on leaves the buffers alone. */
     pps__live_remove(t);
     /* The last drain, on the flusher; after the join this thread owns the writer. */
@@ -500,6 +511,8 @@ void pps_trace_begin(struct pps_tracer *t, int kind, int stage, int chunk, int m
     f->chunk = (int16_t)chunk;
     f->mb = mb;
     f->iter = atomic_load_explicit(&t->iter, memory_order_relaxed);
+    if (t->dev_slot >= 0)
+        pps__cupti_push(pps__devop_pack(t->dev_slot, kind, chunk, mb, f->iter));
     f->start_ns = pps__now();
 }
 
@@ -522,12 +535,17 @@ void pps_trace_end(struct pps_tracer *t)
     if (--b->depth >= PPS__STACK_DEPTH)
         return;
     f = &b->stack[b->depth];
+    if (f->kind && t->dev_slot >= 0)
+        pps__cupti_pop();
     if (!f->kind || !(s = pps__tbuf_slot(b)))
         return;
     s->start_ns = f->start_ns;
     s->end_ns = now;
     s->bytes = 0;
-    s->corr = 0;
+    /* With device activity on, the op's id, which its kernels and copies carry too. */
+    s->corr = t->dev_slot >= 0
+                  ? pps__devop_corr(pps__devop_pack(t->dev_slot, f->kind, f->chunk, f->mb, f->iter))
+                  : 0;
     s->iter = f->iter;
     s->mb = f->mb;
     s->peer = -1;
@@ -621,6 +639,37 @@ void pps_trace_named(struct pps_tracer *t, int kind, int stage, int32_t name_id,
          end_ns);
     s->name_id = name_id >= 0 ? name_id : -1;
     pps__tbuf_publish(b);
+}
+
+void pps__trace_device_span(struct pps_tracer *t, const struct pps_span *d, const char *name)
+{
+    struct pps__tbuf *b;
+    struct pps_span *s;
+    int stage = t->rank >= 0 && t->rank < INT16_MAX ? t->rank : 0;
+    int32_t id = name ? pps_trace_name(t, name) : -1;
+
+    if (!(s = slot_for(t, d->kind, stage, d->chunk, &b)))
+        return;
+    *s = *d;
+    s->stage = (int16_t)stage;
+    s->name_id = id >= 0 ? id : -1;
+    s->peer = -1;
+    s->rank = 0;
+    pps__tbuf_publish(b);
+}
+
+int pps_trace_device_activity(struct pps_tracer *t, struct pps_err *err)
+{
+    int slot = -1, rc;
+
+    if (!t)
+        return pps_err_set(err, PPS_EINVAL, "pps_trace_device_activity: no tracer");
+    if (t->dev_slot >= 0)
+        return 0;
+    if ((rc = pps__cupti_attach(t, &slot, err)) < 0)
+        return rc;
+    t->dev_slot = slot;
+    return pps_trace_meta(t, "device_activity", "cupti");
 }
 
 void pps_trace_device(struct pps_tracer *t, int kind, int stage, int32_t name_id, int64_t start_ns,

@@ -75,6 +75,10 @@ struct pps__meta_item {
     char *key, *value;
 };
 
+/* A device span (cupti.c, on a flusher) into t from the calling thread: its name interned, its
+ * stage t's rank. */
+void pps__trace_device_span(struct pps_tracer *t, const struct pps_span *s, const char *name);
+
 struct pps_tracer {
     /* Read on every span, written (iter) once per iteration: their own cache line. */
     alignas(64) uint64_t id; /* unique in the process, never reused: keys the threads' caches */
@@ -92,6 +96,9 @@ struct pps_tracer {
     int meta_lost;
 
     int rank, world, clock_sync;
+    /* Device activity (cupti.c): the tracer's slot, whose id its ops push around themselves;
+     * -1 when off. Set once, by pps_trace_device_activity(), before the ops it traces. */
+    int dev_slot;
     pid_t pid; /* the process that opened it: a forked child must leave it alone */
     struct pps_store_writer *w;
 

@@ -121,6 +121,45 @@ static void test_open_existing_shard_fails(void)
     tmpdir_free(dir);
 }
 
+/*
+ * Device activity (CUPTI): where it cannot trace (no CUPTI in the build, no libcupti, no GPU: CI
+ * and this test's usual machine) the call says why, PPS_ENOENT, and the tracer goes on as if it
+ * had not been asked: its spans are written, their corr stays 0, it closes complete. Where it
+ * can, ops carry their id in corr (checked against the packing in test_devmap.c) and the shard
+ * says device_activity=cupti; the device spans themselves are checked on a GPU
+ * (tests/cli/run_cuda.sh).
+ */
+static void test_device_activity_on_or_said_why(void)
+{
+    char *dir = tmpdir_new();
+    struct pps_trace_options o = opts(dir, 64, 0);
+    struct pps_tracer *t = open_ok(&o);
+    struct pps_err err = {0}, none = {0};
+    int rc = pps_trace_device_activity(t, &err);
+
+    CHECK_EQ_INT(pps_trace_device_activity(NULL, &none), PPS_EINVAL);
+    if (rc != 0) {
+        CHECK_EQ_INT(rc, PPS_ENOENT);
+        CHECK_STR_CONTAINS(err.msg, "device activity: ");
+    }
+    pps_trace_iteration(t, 2);
+    pps_trace_begin(t, PPS_TRACE_B, 0, 0, 5);
+    pps_trace_end(t);
+    close_ok(t);
+
+    struct pps_run *run = load_ok(dir);
+    if (run) {
+        CHECK_EQ_INT(run->n_spans, 1);
+        CHECK_EQ_INT(run->complete, 1);
+        if (rc == 0)
+            CHECK(run->stages[0].spans[0].corr > 0);
+        else
+            CHECK(run->stages[0].spans[0].corr == 0);
+    }
+    pps_run_free(run);
+    tmpdir_free(dir);
+}
+
 static void test_close_null_is_noop(void)
 {
     struct pps_err err = {0};
@@ -845,6 +884,7 @@ static const struct test_case cases[] = {
     TEST(test_clock_sync_without_mpi_fails_cleanly),
     TEST(test_open_existing_shard_fails),
     TEST(test_close_null_is_noop),
+    TEST(test_device_activity_on_or_said_why),
     TEST(test_every_call_round_trips),
     TEST(test_names_interned_and_resolved),
     TEST(test_nesting_deeper_than_32_is_dropped),

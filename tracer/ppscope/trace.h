@@ -175,6 +175,19 @@ PPS_TRACE_API void pps_trace_named(struct pps_tracer *t, int kind, int stage, in
 PPS_TRACE_API void pps_trace_device(struct pps_tracer *t, int kind, int stage, int32_t name_id,
                                     int64_t start_ns, int64_t end_ns, int64_t corr, int64_t bytes);
 
+/*
+ * Records the device's activity as spans of the ops that launched it: CUPTI (loaded now, from
+ * the CUDA toolkit's libcupti) hands back every kernel, copy and memset; each becomes a KERNEL
+ * or MEMCPY span on t's rank, on the host clock, with the chunk, microbatch and iteration of the
+ * op (pps_trace_begin/end) that was open on the launching thread, and corr the op's id, which
+ * the op's own span carries too (docs/schema.md). Parsed on the flusher, never on the thread
+ * that launched the work; records CUPTI dropped go into meta device_dropped at close. Call once,
+ * after open and before the ops to trace; several tracers of one process may each call it.
+ * Returns 0, or PPS_ENOENT (no CUPTI in this build, libcupti not found, or no GPU to trace) with
+ * the reason; the tracer goes on without device spans.
+ */
+PPS_TRACE_API int pps_trace_device_activity(struct pps_tracer *t, struct pps_err *err);
+
 /* Per-iteration figures of a stage; NaN / -1 for what is unknown. Not for the hot path: queued
  * and written by the flusher (its dropped column is -1: the tracer's own rows carry the drops). */
 PPS_TRACE_API void pps_trace_metric(struct pps_tracer *t, int iter, int stage, double loss,
