@@ -41,5 +41,26 @@ for shard in sorted(glob.glob(sys.argv[1] + "/rank-*.db")):
     meta = dict(sqlite3.connect(shard).execute("select key, value from meta"))
     assert meta["backend"] == "cuda", (shard, meta["backend"])
     assert meta["device"].startswith("cuda (") and "SMs" in meta["device"], meta["device"]
+    # Device spans from CUPTI: kernels of every op, each carrying its op's id (corr) as the op does.
+    assert meta.get("device_activity") == "cupti", meta.get("device_activity")
+    db = sqlite3.connect(shard)
+    kind = dict(db.execute("select name, id from kinds"))
+    ops = {c for (c,) in db.execute(
+        "select corr from spans where kind in (?, ?, ?, ?) and corr > 0",
+        (kind["F"], kind["B"], kind["W"], kind["BW"]))}
+    kernels = list(db.execute("select corr, iter, mb from spans where kind = ?", (kind["KERNEL"],)))
+    assert ops and kernels, (len(ops), len(kernels))
+    with_op = [k for k in kernels if k[0] in ops]
+    assert len(with_op) >= 0.9 * len(kernels), (len(with_op), len(kernels))
+    assert {c for c, _, _ in with_op} == ops, "an op without its kernels"
+PY
+grep -q "^device    bubble" "$T/out" || fail "a cuda run's report has no device bubble: $(cat "$T/out")"
+expect_exit 0 run --backend cuda -s 1f1b $small --out "$T/plain" --quiet --no-device-spans
+python3 - "$T/plain" <<'PY' || fail "--no-device-spans still recorded device spans"
+import glob, sqlite3, sys
+for shard in glob.glob(sys.argv[1] + "/rank-*.db"):
+    db = sqlite3.connect(shard)
+    kid = db.execute("select id from kinds where name = 'KERNEL'").fetchone()[0]
+    assert db.execute("select count(*) from spans where kind = ?", (kid,)).fetchone()[0] == 0
 PY
 cli_finish
