@@ -17,14 +17,16 @@
 
 #ifndef PPS_HAVE_CUPTI
 
-int pps__cupti_attach(struct pps_tracer *t, int *slot, struct pps_err *err)
+int pps__cupti_attach(struct pps_tracer *t, int *slot, uint64_t *dropped, struct pps_err *err)
 {
     *slot = -1;
+    *dropped = 0;
     return pps_err_set(err, PPS_ENOENT, "device activity: this build has no CUPTI");
 }
-uint64_t pps__cupti_detach(struct pps_tracer *t)
+struct pps__cupti_counts pps__cupti_detach(struct pps_tracer *t)
 {
-    return 0;
+    struct pps__cupti_counts n = {0, 0};
+    return n;
 }
 void pps__cupti_poll(struct pps_tracer *t)
 {
@@ -94,16 +96,27 @@ static struct {
     int loaded;
     _Atomic int enabled; /* read without the lock around every op (push, pop) */
     struct pps_tracer *slots[PPS__DEVOP_SLOTS];
-    int n_attached;
+    int n_attached, next_slot; /* slots are given round-robin: a closed one is reused last */
+    uint64_t unattributed;     /* records no live tracer's op claimed */
     struct pps__devmap *map;
     struct done_buf *head, *tail;
     uint64_t dropped;
     int64_t last_flush_ns;
 } cu = {.lock = PTHREAD_MUTEX_INITIALIZER, .qlock = PTHREAD_MUTEX_INITIALIZER};
 
+/* The external correlation records come with API records only (cupti_activity.h: "generated
+ * ... before an API activity record"), so the runtime's and the driver's calls are traced too;
+ * their records are read past. */
 static const CUpti_ActivityKind kinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
-                                           CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
-                                           CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION};
+                                           CUPTI_ACTIVITY_KIND_MEMCPY,
+                                           CUPTI_ACTIVITY_KIND_MEMSET,
+                                           CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
+                                           CUPTI_ACTIVITY_KIND_RUNTIME,
+                                           CUPTI_ACTIVITY_KIND_DRIVER};
+
+/* Ours among the external correlation kinds: CUSTOM2, since PyTorch's profiler pushes CUSTOM0
+ * and CUSTOM1 in the same process. */
+#define EXT_KIND CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2
 
 static const char *result_text(CUptiResult r)
 {
@@ -157,7 +170,8 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 static int load(struct pps_err *err)
 {
     const char *missing = NULL;
-    static const char *const sonames[] = {PPS_CUPTI_SONAME, "libcupti.so"};
+    /* The build's major release only: records of another CUPTI have other layouts. */
+    static const char *const sonames[] = {PPS_CUPTI_SONAME};
 
     if (cu.loaded)
         return 0;
@@ -223,15 +237,19 @@ static int enable(struct pps_err *err)
     return 0;
 }
 
-int pps__cupti_attach(struct pps_tracer *t, int *slot, struct pps_err *err)
+int pps__cupti_attach(struct pps_tracer *t, int *slot, uint64_t *dropped, struct pps_err *err)
 {
-    int rc, s;
+    int rc, s = PPS__DEVOP_SLOTS;
 
     *slot = -1;
     pthread_mutex_lock(&cu.lock);
     if ((rc = load(err)) == 0 && (rc = enable(err)) == 0) {
-        for (s = 0; s < PPS__DEVOP_SLOTS && cu.slots[s]; s++)
-            ;
+        for (int k = 0; k < PPS__DEVOP_SLOTS; k++)
+            if (!cu.slots[(cu.next_slot + k) % PPS__DEVOP_SLOTS]) {
+                s = (cu.next_slot + k) % PPS__DEVOP_SLOTS;
+                cu.next_slot = (s + 1) % PPS__DEVOP_SLOTS;
+                break;
+            }
         if (s == PPS__DEVOP_SLOTS) {
             rc =
                 pps_err_set(err, PPS_EINVAL, "device activity: more than %d tracers in one process",
@@ -243,26 +261,26 @@ int pps__cupti_attach(struct pps_tracer *t, int *slot, struct pps_err *err)
         }
     }
     pthread_mutex_unlock(&cu.lock);
+    pthread_mutex_lock(&cu.qlock);
+    *dropped = cu.dropped;
+    pthread_mutex_unlock(&cu.qlock);
     return rc;
 }
 
-/* Where the map's spans go: the tracer of the op's slot, else (no op known) the tracer whose
- * flusher parses, on its rank's stage. */
-struct route {
-    struct pps_tracer *self;
-};
-
+/* Where the map's spans go: the device queue of the tracer of the op's slot. A record of no
+ * op, or of a tracer that has closed, is counted. Under cu.lock. */
 static void route_span(void *ctx, int slot, const struct pps_span *span, const char *name)
 {
-    struct route *r = ctx;
-    struct pps_tracer *t =
-        slot >= 0 && slot < PPS__DEVOP_SLOTS && cu.slots[slot] ? cu.slots[slot] : r->self;
+    struct pps_tracer *t = slot >= 0 && slot < PPS__DEVOP_SLOTS ? cu.slots[slot] : NULL;
+    (void)ctx;
     if (t)
         pps__trace_device_span(t, span, name);
+    else
+        cu.unattributed++;
 }
 
 /* The kernel, copy or memset of one record, into the map. */
-static void take_record(const CUpti_Activity *a, struct route *r)
+static void take_record(const CUpti_Activity *a)
 {
     static const char *const copy_names[] = {
         "memcpy",      "memcpy HtoD", "memcpy DtoH", "memcpy HtoA", "memcpy AtoH", "memcpy AtoA",
@@ -273,7 +291,7 @@ static void take_record(const CUpti_Activity *a, struct route *r)
     switch (a->kind) {
     case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
         const CUpti_ActivityExternalCorrelation *e = (const void *)a;
-        if (e->externalKind != CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0)
+        if (e->externalKind != EXT_KIND)
             return;
         rec.type = PPS__DEVREC_EXTERNAL;
         rec.corr = e->correlationId;
@@ -314,13 +332,18 @@ static void take_record(const CUpti_Activity *a, struct route *r)
     default:
         return;
     }
-    pps__devmap_record(cu.map, &rec, route_span, r);
+    /* Unfinished at a forced flush (or never timed): 0 for a time, which no span may have. */
+    if (rec.type != PPS__DEVREC_EXTERNAL && (rec.start_ns <= 0 || rec.end_ns <= 0)) {
+        cu.unattributed++;
+        return;
+    }
+    pps__devmap_record(cu.map, &rec, route_span, NULL);
 }
 
-/* Parses what is queued, under cu.lock. */
-static void parse_queued(struct pps_tracer *self, int force)
+/* Parses what is queued, under cu.lock; a record waiting for its call waits
+ * PPS__DEVMAP_PATIENCE_NS (three of CUPTI's flushes) unless force. */
+static void parse_queued(int force)
 {
-    struct route r = {self};
     struct done_buf *d;
 
     pthread_mutex_lock(&cu.qlock);
@@ -331,12 +354,29 @@ static void parse_queued(struct pps_tracer *self, int force)
         struct done_buf *next = d->next;
         CUpti_Activity *a = NULL;
         while (cu.fns.GetNextRecord(d->buf, d->valid, &a) == CUPTI_SUCCESS)
-            take_record(a, &r);
+            take_record(a);
         free(d->buf);
         free(d);
         d = next;
     }
-    pps__devmap_drain_end(cu.map, force, route_span, &r);
+    pps__devmap_drain_end(cu.map, pps_trace_now(), force, route_span, NULL);
+}
+
+/* The buffers queued and not parsed, freed (CUPTI disabled: no tracer to give them to). */
+static void discard_queued(void)
+{
+    struct done_buf *d;
+
+    pthread_mutex_lock(&cu.qlock);
+    d = cu.head;
+    cu.head = cu.tail = NULL;
+    pthread_mutex_unlock(&cu.qlock);
+    while (d) {
+        struct done_buf *next = d->next;
+        free(d->buf);
+        free(d);
+        d = next;
+    }
 }
 
 void pps__cupti_poll(struct pps_tracer *t)
@@ -352,19 +392,19 @@ void pps__cupti_poll(struct pps_tracer *t)
         cu.fns.FlushAll(0); /* hands back what CUPTI holds, through buffer_completed */
     }
     if (cu.enabled)
-        parse_queued(t, 0);
+        parse_queued(0);
     pthread_mutex_unlock(&cu.lock);
 }
 
-uint64_t pps__cupti_detach(struct pps_tracer *t)
+struct pps__cupti_counts pps__cupti_detach(struct pps_tracer *t)
 {
-    uint64_t dropped;
+    struct pps__cupti_counts n;
 
     pthread_mutex_lock(&cu.lock);
     if (cu.enabled) {
         /* Everything CUPTI holds, now: this tracer's ops' spans go to its buffers. */
         cu.fns.FlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-        parse_queued(t, cu.n_attached == 1);
+        parse_queued(cu.n_attached == 1);
     }
     for (int s = 0; s < PPS__DEVOP_SLOTS; s++)
         if (cu.slots[s] == t) {
@@ -375,27 +415,30 @@ uint64_t pps__cupti_detach(struct pps_tracer *t)
         for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
             cu.fns.Disable(kinds[i]);
         cu.enabled = 0;
+        discard_queued();
         pps__devmap_free(cu.map);
         cu.map = NULL;
     }
+    n.unattributed = cu.unattributed;
+    cu.unattributed = 0;
     pthread_mutex_unlock(&cu.lock);
     pthread_mutex_lock(&cu.qlock);
-    dropped = cu.dropped;
+    n.dropped = cu.dropped;
     pthread_mutex_unlock(&cu.qlock);
-    return dropped;
+    return n;
 }
 
 void pps__cupti_push(uint64_t ext)
 {
     if (atomic_load_explicit(&cu.enabled, memory_order_acquire))
-        cu.fns.PushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, ext);
+        cu.fns.PushExternalCorrelationId(EXT_KIND, ext);
 }
 
 void pps__cupti_pop(void)
 {
     uint64_t last = 0;
     if (atomic_load_explicit(&cu.enabled, memory_order_acquire))
-        cu.fns.PopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last);
+        cu.fns.PopExternalCorrelationId(EXT_KIND, &last);
 }
 
 #endif

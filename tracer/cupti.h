@@ -22,13 +22,20 @@
 
 struct pps_tracer;
 
-/* Loads and enables CUPTI for t (once per process), and gives t its slot in *slot. PPS_ENOENT
- * when this build has no CUPTI, libcupti cannot be loaded or CUPTI cannot trace here (no GPU). */
-int pps__cupti_attach(struct pps_tracer *t, int *slot, struct pps_err *err);
+/* Loads and enables CUPTI for t (once per process), and gives t its slot in *slot, and CUPTI's
+ * drop count so far in *dropped. PPS_ENOENT when this build has no CUPTI, libcupti cannot be
+ * loaded or CUPTI cannot trace here (no GPU). */
+int pps__cupti_attach(struct pps_tracer *t, int *slot, uint64_t *dropped, struct pps_err *err);
+
+struct pps__cupti_counts {
+    uint64_t dropped;      /* records CUPTI dropped over the process's life so far */
+    uint64_t unattributed; /* t's share of records no op of a live tracer claimed (see below) */
+};
 /* At t's close, before its last drain: everything CUPTI holds is flushed and routed (t's share
- * into t's buffers), then t gives up its slot; the last tracer disables CUPTI. Returns the
- * records CUPTI dropped over the process's life so far. */
-uint64_t pps__cupti_detach(struct pps_tracer *t);
+ * into t's device queue), then t gives up its slot; the last tracer disables CUPTI. Records
+ * whose call ran outside every op (the gradient norm between ops, say), or whose tracer has
+ * closed, belong to no stage anyone can name: they are counted, not written. */
+struct pps__cupti_counts pps__cupti_detach(struct pps_tracer *t);
 /* On a flusher, at the start of its drain: the buffers CUPTI has handed back, parsed and routed
  * to the tracers of their ops (at most one flusher at a time parses; the others go on). Asks
  * CUPTI to hand back what it holds at most every PPS__CUPTI_FLUSH_MS. */

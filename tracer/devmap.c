@@ -145,13 +145,14 @@ void pps__devmap_record(struct pps__devmap *m, const struct pps__devrec *r, pps_
         struct pps__devmap_pending *p = &m->pending[m->n_pending];
         p->rec = *r;
         p->name = strdup(name_of(r));
-        p->waited = 0;
+        p->since_ns = -1; /* set by the first drain_end */
         p->rec.name = p->rec.copy = NULL;
         m->n_pending++;
     }
 }
 
-void pps__devmap_drain_end(struct pps__devmap *m, int force, pps__devmap_emit emit, void *ctx)
+void pps__devmap_drain_end(struct pps__devmap *m, int64_t now_ns, int force, pps__devmap_emit emit,
+                           void *ctx)
 {
     size_t kept = 0;
 
@@ -160,7 +161,9 @@ void pps__devmap_drain_end(struct pps__devmap *m, int force, pps__devmap_emit em
         uint64_t ext = op_of(m, p->rec.corr);
         const char *name = p->name ? p->name : name_of(&p->rec);
 
-        if (ext || force || ++p->waited >= PPS__DEVMAP_PATIENCE) {
+        if (p->since_ns < 0)
+            p->since_ns = now_ns;
+        if (ext || force || now_ns - p->since_ns >= PPS__DEVMAP_PATIENCE_NS) {
             emit_span(m, &p->rec, name, ext, emit, ctx);
             free(p->name);
         } else {

@@ -10,8 +10,8 @@
  * correlation id of the call that launched it. The map keeps the recent (correlation id, op)
  * pairs in a ring indexed by correlation id (CUPTI numbers calls in order, so a ring of the last
  * PPS__DEVMAP_RING calls holds every one whose work can still be in flight); a record whose
- * call has not been seen yet waits, and is written unattributed (iteration and microbatch -1)
- * once it has waited PPS__DEVMAP_PATIENCE drains.
+ * call has not been seen yet waits, and is emitted unattributed (slot -1) once it has waited
+ * PPS__DEVMAP_PATIENCE_NS.
  *
  * The spans: KERNEL (named) or MEMCPY (bytes; a memset is a MEMCPY named "memset", as the
  * importers write it), times as CUPTI gave them (on the host clock: cupti.c registers
@@ -27,10 +27,11 @@
 
 #include "storage.h"
 
-/* Correlation ids remembered; pending records kept at most; drains a pending record waits. */
-#define PPS__DEVMAP_RING     (1 << 18)
-#define PPS__DEVMAP_PENDING  4096
-#define PPS__DEVMAP_PATIENCE 2
+/* Correlation ids remembered; pending records kept at most; how long one waits for its call
+ * (three of cupti.c's flush periods: CUPTI hands back a buffer only when asked or full). */
+#define PPS__DEVMAP_RING        (1 << 18)
+#define PPS__DEVMAP_PENDING     4096
+#define PPS__DEVMAP_PATIENCE_NS INT64_C(300000000)
 /* Tracer slots a process can have (the packing's 7 bits). */
 #define PPS__DEVOP_SLOTS 127
 
@@ -70,8 +71,8 @@ typedef void (*pps__devmap_emit)(void *ctx, int slot, const struct pps_span *spa
 
 struct pps__devmap_pending {
     struct pps__devrec rec;
-    char *name; /* the map's copy of rec.name / rec.copy */
-    int waited; /* drains so far */
+    char *name;       /* the map's copy of rec.name / rec.copy */
+    int64_t since_ns; /* when it began to wait (the clock of the first drain_end it met) */
 };
 
 struct pps__devmap {
@@ -90,9 +91,10 @@ void pps__devmap_free(struct pps__devmap *m);
  * when its call is known, else kept to wait. */
 void pps__devmap_record(struct pps__devmap *m, const struct pps__devrec *r, pps__devmap_emit emit,
                         void *ctx);
-/* The end of a drain: waiting records whose call is now known are emitted; those that have
- * waited PPS__DEVMAP_PATIENCE drains (or all, with force: the tracer is closing) are emitted
- * unattributed. */
-void pps__devmap_drain_end(struct pps__devmap *m, int force, pps__devmap_emit emit, void *ctx);
+/* The end of a drain, at now_ns: waiting records whose call is now known are emitted; those that
+ * have waited PPS__DEVMAP_PATIENCE_NS since the first drain that saw them wait (or all, with
+ * force: the tracer is closing) are emitted unattributed. */
+void pps__devmap_drain_end(struct pps__devmap *m, int64_t now_ns, int force, pps__devmap_emit emit,
+                           void *ctx);
 
 #endif

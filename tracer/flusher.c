@@ -82,9 +82,12 @@ void pps__queues_free(struct pps_tracer *t)
 {
     meta_items_free(t->meta_q, t->n_meta_q);
     free(t->metric_q);
+    free(t->dev_q);
     t->meta_q = NULL;
     t->metric_q = NULL;
+    t->dev_q = NULL;
     t->n_meta_q = t->cap_meta_q = t->n_metric_q = t->cap_metric_q = 0;
+    t->n_dev_q = t->cap_dev_q = 0;
 }
 
 int pps__injected_full(const struct pps_tracer *t, struct pps_err *err)
@@ -164,12 +167,13 @@ static void write_queues(struct pps_tracer *t)
 
 /* A batch the store refused: its spans counted with the drops, its iterations noted (the run
  * says which it lost), the reason kept for close. */
-static void batch_lost(struct pps_tracer *t, size_t n, const struct pps_err *err)
+static void batch_lost(struct pps_tracer *t, const struct pps_span *spans, size_t n,
+                       const struct pps_err *err)
 {
     int32_t lo = -1, hi = -1;
 
     for (size_t i = 0; i < n; i++) {
-        int32_t it = t->batch[i].iter;
+        int32_t it = spans[i].iter;
         if (it >= 0 && (lo < 0 || it < lo))
             lo = it;
         if (it > hi)
@@ -186,16 +190,15 @@ static void batch_lost(struct pps_tracer *t, size_t n, const struct pps_err *err
     pthread_mutex_unlock(&t->lock);
 }
 
-static void write_batch(struct pps_tracer *t, size_t n)
+/* n spans into the shard in one transaction, counted as written or as lost. */
+static void write_spans(struct pps_tracer *t, const struct pps_span *spans, size_t n)
 {
     struct pps_err err = {0};
 
-    write_names(t);
-    write_queues(t);
     if (!n)
         return;
-    if (pps__injected_full(t, &err) || pps_store_writer_spans(t->w, t->batch, n, &err) != 0) {
-        batch_lost(t, n, &err);
+    if (pps__injected_full(t, &err) || pps_store_writer_spans(t->w, spans, n, &err) != 0) {
+        batch_lost(t, spans, n, &err);
         return;
     }
     /* Under the lock for pps_trace_stats(); the flusher is the only writer. */
@@ -205,14 +208,42 @@ static void write_batch(struct pps_tracer *t, size_t n)
     }
 }
 
+static void write_batch(struct pps_tracer *t, size_t n)
+{
+    write_names(t);
+    write_queues(t);
+    write_spans(t, t->batch, n);
+}
+
+/* The device spans routed to t since the last drain (after their names: write_names first). */
+static void write_device(struct pps_tracer *t)
+{
+    struct pps_span *q;
+    size_t n;
+
+    if (pthread_mutex_lock(&t->lock) != 0)
+        return;
+    q = t->dev_q;
+    n = t->n_dev_q;
+    t->dev_q = NULL;
+    t->n_dev_q = t->cap_dev_q = 0;
+    pthread_mutex_unlock(&t->lock);
+    if (n) {
+        write_names(t);
+        write_spans(t, q, n);
+    }
+    free(q);
+}
+
 void pps__flusher_drain(struct pps_tracer *t)
 {
     int n, i = 0;
 
-    /* Device activity handed back by CUPTI, routed into the tracers' buffers first, so that this
-     * drain takes this tracer's share. */
-    if (t->dev_slot >= 0)
+    /* Device activity CUPTI handed back, parsed and routed to the tracers' device queues (by
+     * this flusher or another's), then this tracer's queue written. */
+    if (atomic_load_explicit(&t->dev_slot, memory_order_relaxed) >= 0)
         pps__cupti_poll(t);
+    write_device(t);
     n = atomic_load_explicit(&t->n_bufs, memory_order_acquire);
 
     for (int k = 0; k < n; k++)

@@ -216,7 +216,7 @@ int pps_trace_open(const struct pps_trace_options *o, struct pps_tracer **out, s
     t->rank = rank;
     t->world = world;
     t->clock_sync = o->clock_sync != 0;
-    t->dev_slot = -1;
+    atomic_init(&t->dev_slot, -1);
     t->interval_ms = o->flush_interval_ms;
     t->pid = getpid();
     t->unwritten_first = t->unwritten_last = -1;
@@ -304,10 +304,19 @@ static int close_tracer(struct pps_tracer *t, int complete, struct pps_err *err)
                            (long)t->pid);
     /* Device activity first, while this thread may still record into t: what CUPTI holds is
      * routed to the tracers of its ops, then t's slot is given up. */
-    if (t->dev_slot >= 0) {
-        uint64_t dropped = pps__cupti_detach(t);
-        t->dev_slot = -1;
-        if (pps_trace_meta_int(t, "device_dropped", (int64_t)dropped) != 0)
+    if (atomic_load(&t->dev_slot) >= 0) {
+        struct pps__cupti_counts n = pps__cupti_detach(t);
+        uint64_t q_dropped = 0;
+        atomic_store(&t->dev_slot, -1);
+        if (pthread_mutex_lock(&t->lock) == 0) {
+            q_dropped = t->dev_q_dropped;
+            pthread_mutex_unlock(&t->lock);
+        }
+        /* CUPTI's drops since t attached (the process's, shared by its tracers), the records
+         * no op claimed, and what t's queue could not hold. */
+        if (pps_trace_meta_int(t, "device_dropped",
+                               (int64_t)(n.dropped - t->dev_dropped_at_attach + q_dropped)) ||
+            pps_trace_meta_int(t, "device_unattributed", (int64_t)n.unattributed))
             pps__fail(t, &(struct pps_err){PPS_ENOMEM, "pps_trace_close: out of memory"});
     }
     /* A thread exiting from now on leaves the buffers alone. */
@@ -501,6 +510,7 @@ void pps_trace_begin(struct pps_tracer *t, int kind, int stage, int chunk, int m
         return;
     }
     f = &b->stack[b->depth++];
+    f->pushed = 0;
     if (!span_ok(kind, stage, chunk)) {
         f->kind = 0;
         pps__drop(t, b);
@@ -511,8 +521,12 @@ void pps_trace_begin(struct pps_tracer *t, int kind, int stage, int chunk, int m
     f->chunk = (int16_t)chunk;
     f->mb = mb;
     f->iter = atomic_load_explicit(&t->iter, memory_order_relaxed);
-    if (t->dev_slot >= 0)
-        pps__cupti_push(pps__devop_pack(t->dev_slot, kind, chunk, mb, f->iter));
+    {
+        int slot = atomic_load_explicit(&t->dev_slot, memory_order_relaxed);
+        f->pushed = slot >= 0;
+        if (f->pushed)
+            pps__cupti_push(pps__devop_pack(slot, kind, chunk, mb, f->iter));
+    }
     f->start_ns = pps__now();
 }
 
@@ -535,7 +549,7 @@ void pps_trace_end(struct pps_tracer *t)
     if (--b->depth >= PPS__STACK_DEPTH)
         return;
     f = &b->stack[b->depth];
-    if (f->kind && t->dev_slot >= 0)
+    if (f->kind && f->pushed)
         pps__cupti_pop();
     if (!f->kind || !(s = pps__tbuf_slot(b)))
         return;
@@ -543,9 +557,8 @@ void pps_trace_end(struct pps_tracer *t)
     s->end_ns = now;
     s->bytes = 0;
     /* With device activity on, the op's id, which its kernels and copies carry too. */
-    s->corr = t->dev_slot >= 0
-                  ? pps__devop_corr(pps__devop_pack(t->dev_slot, f->kind, f->chunk, f->mb, f->iter))
-                  : 0;
+    s->corr =
+        f->pushed ? pps__devop_corr(pps__devop_pack(0, f->kind, f->chunk, f->mb, f->iter)) : 0;
     s->iter = f->iter;
     s->mb = f->mb;
     s->peer = -1;
@@ -643,19 +656,29 @@ void pps_trace_named(struct pps_tracer *t, int kind, int stage, int32_t name_id,
 
 void pps__trace_device_span(struct pps_tracer *t, const struct pps_span *d, const char *name)
 {
-    struct pps__tbuf *b;
-    struct pps_span *s;
     int stage = t->rank >= 0 && t->rank < INT16_MAX ? t->rank : 0;
     int32_t id = name ? pps_trace_name(t, name) : -1;
+    struct pps_span s = *d;
 
-    if (!(s = slot_for(t, d->kind, stage, d->chunk, &b)))
+    s.stage = (int16_t)stage;
+    s.name_id = id >= 0 ? id : -1;
+    s.peer = -1;
+    s.rank = 0;
+    if (pthread_mutex_lock(&t->lock) != 0)
         return;
-    *s = *d;
-    s->stage = (int16_t)stage;
-    s->name_id = id >= 0 ? id : -1;
-    s->peer = -1;
-    s->rank = 0;
-    pps__tbuf_publish(b);
+    if (t->n_dev_q == t->cap_dev_q) {
+        size_t cap = t->cap_dev_q ? 2 * t->cap_dev_q : 1024;
+        struct pps_span *q = cap <= PPS__DEV_Q_MAX ? realloc(t->dev_q, cap * sizeof(*q)) : NULL;
+        if (!q) {
+            t->dev_q_dropped++;
+            pthread_mutex_unlock(&t->lock);
+            return;
+        }
+        t->dev_q = q;
+        t->cap_dev_q = cap;
+    }
+    t->dev_q[t->n_dev_q++] = s;
+    pthread_mutex_unlock(&t->lock);
 }
 
 int pps_trace_device_activity(struct pps_tracer *t, struct pps_err *err)
@@ -664,11 +687,11 @@ int pps_trace_device_activity(struct pps_tracer *t, struct pps_err *err)
 
     if (!t)
         return pps_err_set(err, PPS_EINVAL, "pps_trace_device_activity: no tracer");
-    if (t->dev_slot >= 0)
+    if (atomic_load(&t->dev_slot) >= 0)
         return 0;
-    if ((rc = pps__cupti_attach(t, &slot, err)) < 0)
+    if ((rc = pps__cupti_attach(t, &slot, &t->dev_dropped_at_attach, err)) < 0)
         return rc;
-    t->dev_slot = slot;
+    atomic_store(&t->dev_slot, slot);
     return pps_trace_meta(t, "device_activity", "cupti");
 }
 

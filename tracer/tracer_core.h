@@ -40,6 +40,7 @@ struct pps__frame {
     int32_t iter, mb;
     int16_t stage, chunk;
     uint8_t kind;
+    uint8_t pushed; /* its device id was pushed to CUPTI (pop it at the end) */
 };
 
 /*
@@ -75,9 +76,10 @@ struct pps__meta_item {
     char *key, *value;
 };
 
-/* A device span (cupti.c, on a flusher) into t from the calling thread: its name interned, its
- * stage t's rank. */
+/* A device span (cupti.c, on whichever flusher parses) queued for t's flusher: its name
+ * interned, its stage t's rank. */
 void pps__trace_device_span(struct pps_tracer *t, const struct pps_span *s, const char *name);
+#define PPS__DEV_Q_MAX (1u << 20)
 
 struct pps_tracer {
     /* Read on every span, written (iter) once per iteration: their own cache line. */
@@ -97,8 +99,9 @@ struct pps_tracer {
 
     int rank, world, clock_sync;
     /* Device activity (cupti.c): the tracer's slot, whose id its ops push around themselves;
-     * -1 when off. Set once, by pps_trace_device_activity(), before the ops it traces. */
-    int dev_slot;
+     * -1 when off. Set by pps_trace_device_activity() and close, read by every op. */
+    _Atomic int dev_slot;
+    uint64_t dev_dropped_at_attach; /* CUPTI's process-wide drop count when t attached */
     pid_t pid; /* the process that opened it: a forked child must leave it alone */
     struct pps_store_writer *w;
 
@@ -114,6 +117,11 @@ struct pps_tracer {
     size_t n_meta_q, cap_meta_q;
     struct pps_metric *metric_q;
     size_t n_metric_q, cap_metric_q;
+    /* Device spans routed to t by whichever flusher parsed CUPTI's buffers (cupti.c), written
+     * by t's flusher; at most PPS__DEV_Q_MAX, the rest counted in dev_q_dropped. */
+    struct pps_span *dev_q;
+    size_t n_dev_q, cap_dev_q;
+    uint64_t dev_q_dropped;
     /* Names, interned under lock: ids 0, 1, 2, ... in the order names are first seen, which is
      * the order the flusher writes them through pps_store_writer_name(), so the store gives
      * each the same id (the flusher checks it does). */

@@ -48,7 +48,7 @@ char pps__tui_kind_letter(int kind, int partial)
     return partial && c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
 }
 
-/* "s3", "s3.1" for a chunk lane, "A s3" in A/B. */
+/* "s3", "s3.1" for a chunk lane, "s3 dev" for a stage's device row, "A s3" in A/B. */
 static void lane_label(const struct pps_tui *ui, int model, int lane, char *buf, size_t len)
 {
     const struct pps_tui_index *ix = ui->models[model].index;
@@ -56,7 +56,9 @@ static void lane_label(const struct pps_tui *ui, int model, int lane, char *buf,
     const char *run = ui->n_models > 1 ? (model ? "B " : "A ") : "";
 
     pps_tui_index_lane_id(ix, lane, &stage, &chunk);
-    if (pps_tui_index_chunked(ix))
+    if (pps_tui_index_lane_device(ix, lane))
+        snprintf(buf, len, "%ss%d dev", run, stage);
+    else if (pps_tui_index_chunked(ix))
         snprintf(buf, len, "%ss%d.%d", run, stage, chunk);
     else
         snprintf(buf, len, "%ss%d", run, stage);

@@ -31,6 +31,7 @@ struct track {
 
 struct lane {
     int stage, chunk;
+    int device;                   /* the stage's device row: its KERNEL and MEMCPY spans */
     const struct pps_span *spans; /* the stage's spans */
     size_t n_stage;
     uint32_t *pos; /* interleaved: positions of this lane's spans in spans[]; NULL otherwise */
@@ -70,6 +71,36 @@ void pps_tui_index_lane_id(const struct pps_tui_index *ix, int lane, int *stage,
     *chunk = ix->lanes[lane].chunk;
 }
 
+int pps_tui_index_lane_device(const struct pps_tui_index *ix, int lane)
+{
+    return ix && lane >= 0 && lane < ix->n_lanes && ix->lanes[lane].device;
+}
+
+/* Whether a span is the device's (it goes to the stage's device row). */
+static int is_device_kind(int kind)
+{
+    return kind == PPS_SPAN_KERNEL || kind == PPS_SPAN_MEMCPY;
+}
+
+/* Whether stage s recorded device spans. */
+static int has_device(const struct pps_stage_spans *ss)
+{
+    for (size_t i = 0; i < ss->n; i++)
+        if (is_device_kind(ss->spans[i].kind))
+            return 1;
+    return 0;
+}
+
+/* The lane of span sp of the stage whose lanes start at base: its chunk's host lane, or the
+ * stage's device row (after its nv host lanes) where it has one. */
+static int lane_of(const struct pps_tui_index *ix, const struct pps_span *sp, int base, int nv,
+                   int device)
+{
+    if (device && is_device_kind(sp->kind))
+        return base + nv;
+    return base + (ix->chunked ? (sp->chunk < 0 ? 0 : sp->chunk >= nv ? nv - 1 : sp->chunk) : 0);
+}
+
 size_t pps_tui_index_lane_spans(const struct pps_tui_index *ix, int lane)
 {
     return ix->lanes[lane].n;
@@ -97,11 +128,6 @@ void pps_tui_index_free(struct pps_tui_index *ix)
     free(ix);
 }
 
-static int chunk_of(const struct pps_span *s, int nv)
-{
-    return s->chunk < 0 ? 0 : s->chunk >= nv ? nv - 1 : s->chunk;
-}
-
 /* Allocates each lane's tracks (and positions) for the counts already in place. */
 static int alloc_lane(struct lane *l)
 {
@@ -127,14 +153,15 @@ static int alloc_lane(struct lane *l)
     return 0;
 }
 
-static void fill_stage(struct pps_tui_index *ix, const struct pps_run *run, int s, int base, int nv)
+static void fill_stage(struct pps_tui_index *ix, const struct pps_run *run, int s, int base, int nv,
+                       int device)
 {
     const struct pps_stage_spans *ss = &run->stages[s];
-    size_t filled[64] = {0}; /* lanes' positions filled, by chunk (nv <= 64) */
+    size_t filled[65] = {0}; /* lanes' positions filled, by lane from base (nv <= 64, + device) */
 
     for (size_t i = 0; i < ss->n; i++) {
         const struct pps_span *sp = &ss->spans[i];
-        int c = ix->chunked ? chunk_of(sp, nv) : 0;
+        int c = lane_of(ix, sp, base, nv, device) - base;
         struct lane *l = &ix->lanes[base + c];
         struct track *t = &l->tracks[sp->kind < PPS_SPAN_KIND_COUNT ? sp->kind : 0];
 
@@ -185,30 +212,37 @@ int pps_tui_index_build(const struct pps_run *run, struct pps_tui_index **out, s
         nv = 64;
     ix->chunked = nv > 1;
     ix->n_lanes = stages_shown(run) * nv;
+    for (int s = 0; s < run->n_stages; s++)
+        ix->n_lanes += stage_shown(run, s) && has_device(&run->stages[s]);
     ix->lanes = calloc(ix->n_lanes ? (size_t)ix->n_lanes : 1, sizeof(*ix->lanes));
     if (!ix->lanes)
         goto oom;
     for (int s = 0; s < run->n_stages; s++) {
+        int device, lanes;
+
         if (!stage_shown(run, s))
             continue;
-        for (int c = 0; c < nv; c++) {
+        device = has_device(&run->stages[s]);
+        lanes = nv + device;
+        for (int c = 0; c < lanes; c++) {
             struct lane *l = &ix->lanes[base + c];
             l->stage = s;
-            l->chunk = c;
+            l->chunk = c < nv ? c : 0;
+            l->device = c == nv;
             l->spans = run->stages[s].spans;
             l->n_stage = run->stages[s].n;
         }
         for (size_t i = 0; i < run->stages[s].n; i++) {
             const struct pps_span *sp = &run->stages[s].spans[i];
-            struct lane *l = &ix->lanes[base + (ix->chunked ? chunk_of(sp, nv) : 0)];
+            struct lane *l = &ix->lanes[lane_of(ix, sp, base, nv, device)];
             l->n++;
             l->tracks[sp->kind < PPS_SPAN_KIND_COUNT ? sp->kind : 0].n++;
         }
-        for (int c = 0; c < nv; c++)
+        for (int c = 0; c < lanes; c++)
             if (alloc_lane(&ix->lanes[base + c]) < 0)
                 goto oom;
-        fill_stage(ix, run, s, base, nv);
-        base += nv;
+        fill_stage(ix, run, s, base, nv, device);
+        base += lanes;
     }
     *out = ix;
     return rc;
@@ -251,9 +285,11 @@ int pps_tui_index_update(struct pps_tui_index **ixp, const struct pps_run *run, 
     if (ix && !moved && !ix->chunked && run->v <= 1 && ix->n_lanes == run->n_stages &&
         stages_shown(run) == run->n_stages) {
         int ok = 1;
+        /* A device span (the stage's first, perhaps) needs the stage's device row: rebuilt. */
         for (int s = 0; s < run->n_stages && ok; s++)
             for (size_t i = ix->lanes[s].n_stage; i < run->stages[s].n && ok; i++)
-                ok = run->stages[s].spans[i].chunk <= 0;
+                ok = run->stages[s].spans[i].chunk <= 0 &&
+                     !is_device_kind(run->stages[s].spans[i].kind);
         for (int s = 0; s < run->n_stages && ok; s++) {
             struct lane *l = &ix->lanes[s];
             const struct pps_stage_spans *ss = &run->stages[s];

@@ -200,6 +200,13 @@ static int draw_bubble(const struct pps_tui *ui, const struct pps_tui_model *m,
                  rep->prediction_note);
     }
     pps__tui_text_fit(f, x, y + n++, w, line, PPS_TUI_C_DEFAULT, 0, ascii);
+    if (n < h && rep->n_device_stages > 0) {
+        /* The report's device line: each window less its kernels (docs/analysis.md). */
+        pct(rep->device_bubble, a, sizeof(a));
+        snprintf(line, sizeof(line), "device   bubble %-7s on the device (its kernels, %d stage%s)",
+                 a, rep->n_device_stages, rep->n_device_stages == 1 ? "" : "s");
+        pps__tui_text_fit(f, x, y + n++, w, line, PPS_TUI_C_DEFAULT, 0, ascii);
+    }
     if (n < h) {
         pct(rep->bubble_quoted, a, sizeof(a));
         pct(rep->bubble_exact, c, sizeof(c));

@@ -59,7 +59,9 @@ void pps__tui_path_paint(struct pps_tui *ui, struct pps_tui_frame *f, int model,
     double ns_per_col;
     int stage, chunk, chunked;
 
-    if (!ui->critpath || !ix || b <= a || l->bars_w < 1 || !(cp = pps__tui_path(ui, model)))
+    /* The path runs through the host's ops; a device row keeps its look. */
+    if (!ui->critpath || !ix || b <= a || l->bars_w < 1 || pps_tui_index_lane_device(ix, lane) ||
+        !(cp = pps__tui_path(ui, model)))
         return;
     ns_per_col = (double)(b - a) / l->bars_w;
     pps_tui_index_lane_id(ix, lane, &stage, &chunk);

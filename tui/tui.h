@@ -174,7 +174,9 @@ void pps_tui_frame_row(const struct pps_tui_frame *f, int y, int ascii, char *bu
 /* ------------------------------------------------------------------------------------------- */
 
 /*
- * A lane is one timeline row: a stage, or with interleaved schedules (v > 1) a stage's chunk.
+ * A lane is one timeline row: a stage, or with interleaved schedules (v > 1) a stage's chunk;
+ * a stage that recorded device spans (KERNEL, MEMCPY: CUPTI, or an import's GPU) gets one more
+ * lane below its own for them, the device row, and its host lanes keep the host's spans alone.
  * The stages are those the run has, as the report counts them: with p known 0..p-1 and any that
  * recorded spans, without p only those that recorded spans (pps_tui_index_lane_id says which).
  * For each lane and each span kind it holds the spans' starts (sorted) and the running sum of
@@ -208,6 +210,8 @@ int pps_tui_index_lanes(const struct pps_tui_index *ix);
 void pps_tui_index_lane_id(const struct pps_tui_index *ix, int lane, int *stage, int *chunk);
 /* Whether lanes are per chunk (the run is interleaved). */
 int pps_tui_index_chunked(const struct pps_tui_index *ix);
+/* Whether lane is a stage's device row (its kernels and copies). */
+int pps_tui_index_lane_device(const struct pps_tui_index *ix, int lane);
 /* Time kind covers on lane inside [a, b), in ns. */
 int64_t pps_tui_index_busy(const struct pps_tui_index *ix, int lane, int kind, int64_t a,
                            int64_t b);

@@ -57,6 +57,19 @@ expect_exit 0 report "$T/known"
 grep -q "^device    bubble 59.4%   on the device: each window less its kernels, on the 2 stages" \
     "$T/out" || fail "text: $(grep device "$T/out")"
 
+# The view: each stage's device row under its host row (its kernels; the host row has none of
+# them), and the device bubble in the stats, at 80x24 and 200x60.
+for size in 80x24 200x60; do
+    expect_exit 0 view --once --size "$size" --ascii "$T/known"
+    for s in 0 1; do
+        grep -q "^s$s " "$T/out" || fail "view $size: no host row for stage $s"
+        grep -q "^s$s dev " "$T/out" || fail "view $size: no device row for stage $s"
+        grep "^s$s dev " "$T/out" | grep -q "[Kk]" || fail "view $size: stage $s's device row shows no kernel"
+        ! grep "^s$s  " "$T/out" | grep -q "[Kk]" || fail "view $size: stage $s's host row shows kernels"
+    done
+done
+grep -q "device   bubble 59.4%" "$T/out" || fail "view: no device bubble in the stats: $(cat "$T/out")"
+
 # The real traces: ppscope's figure against the spans' own union, window by window.
 check_real() {
     expect_exit 0 report --json "$1"

@@ -21,16 +21,24 @@ static int64_t rnd_range(int64_t lo, int64_t hi)
     return lo + (int64_t)(rnd() % (uint64_t)(hi - lo));
 }
 
-/* Time kind covers on stage (chunk: -1 any) in [a, b), summed span by span. */
-static int64_t brute_busy(const struct pps_run *run, int stage, int chunk, int kind, int64_t a,
-                          int64_t b)
+static int is_device(int kind)
+{
+    return kind == PPS_SPAN_KERNEL || kind == PPS_SPAN_MEMCPY;
+}
+
+/* Time kind covers on stage (chunk: -1 any) in [a, b), summed span by span: on the stage's
+ * device row (device) its kernels and copies only, on its host lanes the rest. */
+static int64_t brute_busy(const struct pps_run *run, int stage, int chunk, int device, int kind,
+                          int64_t a, int64_t b)
 {
     int64_t sum = 0;
 
+    if (device != is_device(kind))
+        return 0;
     for (size_t i = 0; i < run->stages[stage].n; i++) {
         const struct pps_span *s = &run->stages[stage].spans[i];
         int64_t lo = s->start_ns > a ? s->start_ns : a, hi = s->end_ns < b ? s->end_ns : b;
-        if (s->kind == kind && (chunk < 0 || s->chunk == chunk) && hi > lo)
+        if (s->kind == kind && (device || chunk < 0 || s->chunk == chunk) && hi > lo)
             sum += hi - lo;
     }
     return sum;
@@ -70,16 +78,24 @@ static void test_index_busy_matches_brute_force(void)
         struct pps_tui_index *ix = NULL;
 
         CHECK(pps_tui_index_build(run, &ix, NULL) == 0);
-        CHECK_EQ_INT(pps_tui_index_lanes(ix), 3 * chunks);
+        /* Every stage has kernels: its chunks' lanes, then its device row. */
+        CHECK_EQ_INT(pps_tui_index_lanes(ix), 3 * (chunks + 1));
         CHECK_EQ_INT(pps_tui_index_chunked(ix), chunks > 1);
+        for (int lane = 0; lane < 3 * (chunks + 1); lane++) {
+            int stage, chunk;
+            pps_tui_index_lane_id(ix, lane, &stage, &chunk);
+            CHECK_EQ_INT(stage, lane / (chunks + 1));
+            CHECK_EQ_INT(pps_tui_index_lane_device(ix, lane), lane % (chunks + 1) == chunks);
+        }
         for (int q = 0; q < 3000; q++) {
-            int lane = (int)rnd_range(0, 3 * chunks), stage, chunk;
+            int lane = (int)rnd_range(0, 3 * (chunks + 1)), stage, chunk;
             int kind = (int)rnd_range(1, PPS_SPAN_KIND_COUNT);
             int64_t a = rnd_range(-500, run->t_max + 500), b = a + rnd_range(1, 40000);
 
             pps_tui_index_lane_id(ix, lane, &stage, &chunk);
             CHECK_EQ_INT(pps_tui_index_busy(ix, lane, kind, a, b),
-                         brute_busy(run, stage, chunks > 1 ? chunk : -1, kind, a, b));
+                         brute_busy(run, stage, chunks > 1 ? chunk : -1,
+                                    pps_tui_index_lane_device(ix, lane), kind, a, b));
         }
         pps_tui_index_free(ix);
         pps_run_free(run);
@@ -95,10 +111,12 @@ static void test_index_columns_match_brute_force(void)
 
     CHECK(pps_tui_index_build(run, &ix, NULL) == 0);
     for (int q = 0; q < 40; q++) {
-        int n = (int)rnd_range(1, 700), lane = (int)rnd_range(0, 2);
+        int n = (int)rnd_range(1, 700), lane = (int)rnd_range(0, 4), stage, chunk, dev;
         int64_t t0 = rnd_range(-1000, run->t_max), t1 = t0 + rnd_range(n, run->t_max + 2000);
 
         pps_tui_index_columns(ix, lane, t0, t1, n, cols);
+        pps_tui_index_lane_id(ix, lane, &stage, &chunk);
+        dev = pps_tui_index_lane_device(ix, lane);
         for (int j = 0; j < n; j++) {
             int64_t a = t0 + (int64_t)((__int128)(t1 - t0) * j / n);
             int64_t b = t0 + (int64_t)((__int128)(t1 - t0) * (j + 1) / n);
@@ -112,7 +130,7 @@ static void test_index_columns_match_brute_force(void)
                 sum = 0;
                 for (int k = 1; k < PPS_SPAN_KIND_COUNT; k++) {
                     int kc = k == PPS_SPAN_WAIT ? 1 : k <= PPS_SPAN_ROLLBACK ? 0 : 2;
-                    int64_t t = kc == cls ? brute_busy(run, lane, -1, k, a, b) : 0;
+                    int64_t t = kc == cls ? brute_busy(run, stage, -1, dev, k, a, b) : 0;
                     sum += t;
                     if (t > best) {
                         best = t;
