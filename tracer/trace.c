@@ -618,6 +618,37 @@ void pps_trace_record(struct pps_tracer *t, int kind, int stage, int chunk, int 
     pps__tbuf_publish(b);
 }
 
+uint64_t pps__trace_dev_push(struct pps_tracer *t, int kind, int chunk, int mb)
+{
+    int slot = t ? atomic_load_explicit(&t->dev_slot, memory_order_relaxed) : -1;
+    uint64_t ext;
+
+    if (slot < 0)
+        return 0;
+    ext = pps__devop_pack(slot, kind, chunk, mb,
+                          atomic_load_explicit(&t->iter, memory_order_relaxed));
+    pps__cupti_push(ext);
+    return ext;
+}
+
+void pps__trace_record_dev(struct pps_tracer *t, int kind, int stage, int chunk, int mb,
+                           int64_t start_ns, int64_t end_ns, uint64_t ext)
+{
+    struct pps__tbuf *b;
+    struct pps_span *s;
+    int slot, k, c, m, iter;
+
+    if (!ext || pps__devop_unpack(ext, &slot, &k, &c, &m, &iter) != 0) {
+        pps_trace_record(t, kind, stage, chunk, mb, start_ns, end_ns);
+        return;
+    }
+    if (!t || !(s = slot_for(t, kind, stage, chunk, &b)))
+        return;
+    fill(s, kind, stage, chunk, iter, mb, start_ns, end_ns);
+    s->corr = pps__devop_corr(ext);
+    pps__tbuf_publish(b);
+}
+
 void pps_trace_p2p_msg(struct pps_tracer *t, int kind, int stage, int peer, int mb, int64_t bytes,
                        int64_t start_ns, int64_t end_ns, int64_t msg_id)
 {

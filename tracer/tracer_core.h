@@ -80,6 +80,14 @@ struct pps__meta_item {
  * interned, its stage t's rank. */
 void pps__trace_device_span(struct pps_tracer *t, const struct pps_span *s, const char *name);
 #define PPS__DEV_Q_MAX (1u << 20)
+/*
+ * For ops timed by their caller (the NVTX injection): the op's packed id pushed to CUPTI as it
+ * starts (0, nothing pushed, when t traces no device), and the op's span recorded with that id's
+ * iteration and corr at its end (ext 0: as pps_trace_record).
+ */
+uint64_t pps__trace_dev_push(struct pps_tracer *t, int kind, int chunk, int mb);
+void pps__trace_record_dev(struct pps_tracer *t, int kind, int stage, int chunk, int mb,
+                           int64_t start_ns, int64_t end_ns, uint64_t ext);
 
 struct pps_tracer {
     /* Read on every span, written (iter) once per iteration: their own cache line. */

@@ -78,6 +78,17 @@ quiet plain
     fail "without the injection something was written: $(ls -A "$TMP/plain")"
 [ -s "$TMP/plain.out" ] || fail "the example printed nothing with --print"
 
+# --- device activity asked for (PPSCOPE_CUPTI=1): where CUPTI cannot trace (no GPU here), one
+# line says why and the run is the same as without it; where it can, the ops carry their ids ---
+traced cupti PPSCOPE_CUPTI=1 PPSCOPE_STAGE=1 "$EX" torch --stage 1 --stages 4 --iters 1 --mbs 2 \
+    --print
+same cupti
+if [ -s "$TMP/cupti.err" ]; then
+    [ "$(wc -l <"$TMP/cupti.err")" -eq 1 ] && grep -q "^ppscope nvtx: no device spans: " \
+        "$TMP/cupti.err" || fail "cupti: not one line saying why: $(cat "$TMP/cupti.err")"
+fi
+# Not asked for, in a process without CUDA: nothing tried, nothing said (the torch case below).
+
 # --- PyTorch labels: stage 1 of 4, 3 iterations of 4 microbatches; iteration 1 uses B ---
 traced torch PPSCOPE_STAGE=1 "$EX" torch --stage 1 --stages 4 --iters 3 --mbs 4 --print
 quiet torch

@@ -28,7 +28,9 @@
 #include "iters.h"
 #include "names.h"
 #include "labels.h"
+#include "cupti.h"
 #include "ppscope/trace.h"
+#include "tracer_core.h"
 
 #define NAME_BYTES      512     /* longer names are cut (at a UTF-8 boundary) */
 #define MAX_OPEN_RANGES 1048576 /* start/end ranges open at once */
@@ -39,6 +41,7 @@ struct frame {
     const struct pps__nvtx_name *name; /* NULL: not traced (counted when it ends) */
     const void *domain;                /* NULL for the core API and the default domain */
     int64_t bytes;                     /* from the event's payload, -1 if none */
+    uint64_t ext;                      /* the op's id pushed to CUPTI; 0: none */
 };
 
 struct thread_stack {
@@ -218,8 +221,18 @@ static void on_start(const struct pps__nvtx_name *n)
     }
 }
 
-/* Records a finished range: a pipeline op if its name says so, else a named range. */
-static void record(const struct pps__nvtx_name *n, int64_t start, int64_t end, int64_t bytes)
+/* Whether a range is a compute op whose kernels CUPTI should give it (device activity on). */
+static int is_compute(const struct pps__nvtx_name *n)
+{
+    return n &&
+           (n->op.kind == PPS_TRACE_F || n->op.kind == PPS_TRACE_B || n->op.kind == PPS_TRACE_W ||
+            n->op.kind == PPS_TRACE_BW || n->op.kind == PPS_TRACE_OPT);
+}
+
+/* Records a finished range: a pipeline op if its name says so, else a named range. ext: the
+ * op's id pushed to CUPTI when it started, 0 if none. */
+static void record(const struct pps__nvtx_name *n, int64_t start, int64_t end, int64_t bytes,
+                   uint64_t ext)
 {
     if (!n) {
         drop();
@@ -244,7 +257,7 @@ static void record(const struct pps__nvtx_name *n, int64_t start, int64_t end, i
     case PPS_TRACE_W:
     case PPS_TRACE_BW:
     case PPS_TRACE_OPT:
-        pps_trace_record(pps__nvtx.t, op->kind, stage, chunk, op->mb, start, end);
+        pps__trace_record_dev(pps__nvtx.t, op->kind, stage, chunk, op->mb, start, end, ext);
         return;
     default: /* not a pipeline op, or an iteration marker: a named range */
         if (!pps__nvtx.keep_ranges)
@@ -319,6 +332,11 @@ static int push(const void *domain, const struct pps__nvtx_name *n, int64_t byte
     f->name = n;
     f->domain = domain;
     f->bytes = bytes;
+    /* Device activity: the op's id around its kernels (push/pop ranges only: start/end ranges
+     * may end on another thread, and CUPTI's stack is the thread's). */
+    f->ext = is_compute(n) ? pps__trace_dev_push(pps__nvtx.t, n->op.kind,
+                                                 n->op.chunk >= 0 ? n->op.chunk : 0, n->op.mb)
+                           : 0;
     return s->depth + s->lost - 1;
 }
 
@@ -340,7 +358,9 @@ static int pop(const void *domain, int64_t now)
     struct frame f = s->frames[i];
     memmove(&s->frames[i], &s->frames[i + 1], sizeof(f) * (size_t)(s->depth - 1 - i));
     s->depth--;
-    record(f.name, f.start_ns, now, f.bytes);
+    if (f.ext)
+        pps__cupti_pop();
+    record(f.name, f.start_ns, now, f.bytes, f.ext);
     return i;
 }
 
@@ -395,7 +415,7 @@ static void end_range(nvtxRangeId_t id, int64_t now)
     }
     pthread_mutex_unlock(&pps__nvtx.lock);
     if (r.in_use)
-        record(r.name, r.start_ns, now, r.bytes);
+        record(r.name, r.start_ns, now, r.bytes, 0);
 }
 
 /* A mark has no length: an iteration marker moves the iteration, a pipeline op is ignored, and
@@ -405,7 +425,7 @@ static void mark(const struct pps__nvtx_name *n, int64_t now)
     if (n && n->op.kind >= 0 && n->op.kind != PPS_LABEL_ITER)
         return;
     on_start(n);
-    record(n, now, now, -1);
+    record(n, now, now, -1, 0);
 }
 
 /* ---- at exit ---------------------------------------------------------------------------- */
@@ -416,11 +436,11 @@ void pps__nvtx_end_open_ranges(int64_t now)
     pthread_mutex_lock(&pps__nvtx.lock);
     for (int32_t k = 0; k < h.n_ranges; k++)
         if (h.ranges[k].in_use)
-            record(h.ranges[k].name, h.ranges[k].start_ns, now, h.ranges[k].bytes);
+            record(h.ranges[k].name, h.ranges[k].start_ns, now, h.ranges[k].bytes, 0);
     for (struct thread_stack *s = h.threads; s; s = s->next)
         for (int i = s->depth - 1; i >= 0; i--)
             record(s->frames[i].name, s->frames[i].start_ns, s->exited_ns ? s->exited_ns : now,
-                   s->frames[i].bytes);
+                   s->frames[i].bytes, s->frames[i].ext);
     pthread_mutex_unlock(&pps__nvtx.lock);
 }
 

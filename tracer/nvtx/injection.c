@@ -13,6 +13,7 @@
  */
 #include "injection_int.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -97,6 +98,28 @@ static int default_stage(void)
     return 0;
 }
 
+/*
+ * The device's kernels and copies, through CUPTI (docs/nvtx.md): when the process has CUDA's
+ * driver loaded already (a PyTorch job on a GPU), or PPSCOPE_CUPTI=1 asks; never with
+ * PPSCOPE_CUPTI=0. Where it cannot, one line says why, and the ranges are traced as before.
+ */
+static void device_activity(void)
+{
+    const char *env = getenv("PPSCOPE_CUPTI");
+    void *cuda;
+    struct pps_err err = {0};
+
+    if (env && strcmp(env, "0") == 0)
+        return;
+    cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    if (!cuda && !(env && strcmp(env, "1") == 0))
+        return;
+    if (cuda)
+        dlclose(cuda);
+    if (pps_trace_device_activity(pps__nvtx.t, &err) != 0)
+        fprintf(stderr, "ppscope nvtx: no device spans: %s\n", err.msg);
+}
+
 /* Opens the run. Under pps__nvtx.lock, once. Returns 0, or -1 after one line on stderr. */
 static int open_run(void)
 {
@@ -155,6 +178,7 @@ static int open_run(void)
         pps__nvtx.t = NULL;
         return -1;
     }
+    device_activity();
     pps__nvtx.have_key = pthread_key_create(&pps__nvtx.stack_key, pps__nvtx_stack_exit) == 0;
     pthread_atfork(NULL, NULL, at_fork_child);
     if (atexit(at_exit) != 0)
