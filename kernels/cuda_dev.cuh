@@ -53,6 +53,16 @@ __device__ static inline double pps__cuda_block_sum(double v, double *sh)
     return v;
 }
 
+/* The sum of x[0..n-1] by one block (each thread its elements in order, then the fixed tree);
+ * every thread gets it. */
+__device__ static inline double pps__cuda_block_total(const double *x, int n, double *sh)
+{
+    double acc = 0.0;
+    for (int i = threadIdx.x; i < n; i += blockDim.x)
+        acc += x[i];
+    return pps__cuda_block_sum(acc, sh);
+}
+
 /* Rows a column sum's thread adds before its partial sum is stored: sums of up to this many rows
  * are added in row order alone, as on cpu. */
 #define PPS__CUDA_COL_CHUNK 64

@@ -45,10 +45,7 @@ __global__ static void block_sums(size_t n, const float *x, G g, double *part)
 __global__ static void total_of(int parts, const double *part, double *out)
 {
     __shared__ double sh[PPS__CUDA_BLOCK];
-    double acc = 0.0;
-    for (int i = threadIdx.x; i < parts; i += blockDim.x)
-        acc += part[i];
-    acc = pps__cuda_block_sum(acc, sh);
+    double acc = pps__cuda_block_total(part, parts, sh);
     if (threadIdx.x == 0)
         *out = acc;
 }

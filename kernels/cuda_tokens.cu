@@ -86,10 +86,7 @@ __global__ static void ce_forward_rows(int vocab, const float *logits, const int
 __global__ static void ce_mean(int rows, const double *row_loss, float *loss)
 {
     __shared__ double sh[PPS__CUDA_BLOCK];
-    double acc = 0.0;
-    for (int r = threadIdx.x; r < rows; r += blockDim.x)
-        acc += row_loss[r];
-    acc = pps__cuda_block_sum(acc, sh);
+    double acc = pps__cuda_block_total(row_loss, rows, sh);
     if (threadIdx.x == 0)
         *loss = (float)(acc / rows);
 }

@@ -4,7 +4,6 @@
  */
 #include "cupti.h"
 
-#include <dlfcn.h>
 #include <stdatomic.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -12,6 +11,7 @@
 #include <string.h>
 
 #include "devmap.h"
+#include "pps_dl.h"
 #include "pps_config.h"
 #include "tracer_core.h"
 
@@ -50,11 +50,8 @@ void pps__cupti_pop(void)
 /* CUPTI's buffers: 8 MiB each (its guide suggests a few MiB), 8-byte aligned. */
 #define BUF_BYTES (8u << 20)
 
-_Static_assert(sizeof(void *) == sizeof(void (*)(void)),
-               "dlsym needs function pointers of the size of void *");
-
-/* The calls made, looked up by name; the comparison under sizeof makes the compiler check each
- * pointer's type against cupti_activity.h, with no reference left for the linker. */
+/* The calls made, looked up by name (PPS_DL_FIND checks each pointer's type against
+ * cupti_activity.h). */
 struct cupti_fns {
     void *lib;
     CUptiResult (*Enable)(CUpti_ActivityKind);
@@ -69,16 +66,6 @@ struct cupti_fns {
     CUptiResult (*PopExternalCorrelationId)(CUpti_ExternalCorrelationKind, uint64_t *);
     CUptiResult (*GetResultString)(CUptiResult, const char **);
 };
-
-#define FIND_FN(f, field, sym, missing)                                                            \
-    do {                                                                                           \
-        void *sym_ = dlsym((f)->lib, #sym);                                                        \
-        (void)sizeof((f)->field == sym);                                                           \
-        if (sym_)                                                                                  \
-            memcpy(&(f)->field, &sym_, sizeof(sym_));                                              \
-        else if (!*(missing))                                                                      \
-            *(missing) = #sym;                                                                     \
-    } while (0)
 
 /* A buffer CUPTI handed back, waiting for a flusher. */
 struct done_buf {
@@ -116,7 +103,7 @@ static const CUpti_ActivityKind kinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL
 
 /* Ours among the external correlation kinds: CUSTOM2, since PyTorch's profiler pushes CUSTOM0
  * and CUSTOM1 in the same process. */
-#define EXT_KIND CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2
+#define EXT_KIND  CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2
 
 static const char *result_text(CUptiResult r)
 {
@@ -182,16 +169,20 @@ static int load(struct pps_err *err)
         return pps_err_set(err, PPS_ENOENT, "device activity: cannot load CUPTI (%s): %s",
                            PPS_CUPTI_SONAME, e ? e : "not found");
     }
-    FIND_FN(&cu.fns, Enable, cuptiActivityEnable, &missing);
-    FIND_FN(&cu.fns, Disable, cuptiActivityDisable, &missing);
-    FIND_FN(&cu.fns, RegisterCallbacks, cuptiActivityRegisterCallbacks, &missing);
-    FIND_FN(&cu.fns, RegisterTimestampCallback, cuptiActivityRegisterTimestampCallback, &missing);
-    FIND_FN(&cu.fns, GetNextRecord, cuptiActivityGetNextRecord, &missing);
-    FIND_FN(&cu.fns, GetNumDroppedRecords, cuptiActivityGetNumDroppedRecords, &missing);
-    FIND_FN(&cu.fns, FlushAll, cuptiActivityFlushAll, &missing);
-    FIND_FN(&cu.fns, PushExternalCorrelationId, cuptiActivityPushExternalCorrelationId, &missing);
-    FIND_FN(&cu.fns, PopExternalCorrelationId, cuptiActivityPopExternalCorrelationId, &missing);
-    FIND_FN(&cu.fns, GetResultString, cuptiGetResultString, &missing);
+    PPS_DL_FIND(cu.fns.lib, cu.fns.Enable, cuptiActivityEnable, &missing);
+    PPS_DL_FIND(cu.fns.lib, cu.fns.Disable, cuptiActivityDisable, &missing);
+    PPS_DL_FIND(cu.fns.lib, cu.fns.RegisterCallbacks, cuptiActivityRegisterCallbacks, &missing);
+    PPS_DL_FIND(cu.fns.lib, cu.fns.RegisterTimestampCallback,
+                cuptiActivityRegisterTimestampCallback, &missing);
+    PPS_DL_FIND(cu.fns.lib, cu.fns.GetNextRecord, cuptiActivityGetNextRecord, &missing);
+    PPS_DL_FIND(cu.fns.lib, cu.fns.GetNumDroppedRecords, cuptiActivityGetNumDroppedRecords,
+                &missing);
+    PPS_DL_FIND(cu.fns.lib, cu.fns.FlushAll, cuptiActivityFlushAll, &missing);
+    PPS_DL_FIND(cu.fns.lib, cu.fns.PushExternalCorrelationId,
+                cuptiActivityPushExternalCorrelationId, &missing);
+    PPS_DL_FIND(cu.fns.lib, cu.fns.PopExternalCorrelationId, cuptiActivityPopExternalCorrelationId,
+                &missing);
+    PPS_DL_FIND(cu.fns.lib, cu.fns.GetResultString, cuptiGetResultString, &missing);
     if (missing) {
         dlclose(cu.fns.lib);
         memset(&cu.fns, 0, sizeof(cu.fns));
@@ -279,6 +270,11 @@ static void route_span(void *ctx, int slot, const struct pps_span *span, const c
         cu.unattributed++;
 }
 
+/* A record's call and times, the fields every kind of device record has under these names. */
+#define TAKE_TIMES(rec, r)                                                                         \
+    ((rec).corr = (r)->correlationId, (rec).start_ns = (int64_t)(r)->start,                        \
+     (rec).end_ns = (int64_t)(r)->end)
+
 /* The kernel, copy or memset of one record, into the map. */
 static void take_record(const CUpti_Activity *a)
 {
@@ -302,18 +298,14 @@ static void take_record(const CUpti_Activity *a)
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
         const CUpti_ActivityKernel10 *k = (const void *)a;
         rec.type = PPS__DEVREC_KERNEL;
-        rec.corr = k->correlationId;
-        rec.start_ns = (int64_t)k->start;
-        rec.end_ns = (int64_t)k->end;
+        TAKE_TIMES(rec, k);
         rec.name = k->name;
         break;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
         const CUpti_ActivityMemcpy6 *m = (const void *)a;
         rec.type = PPS__DEVREC_MEMCPY;
-        rec.corr = m->correlationId;
-        rec.start_ns = (int64_t)m->start;
-        rec.end_ns = (int64_t)m->end;
+        TAKE_TIMES(rec, m);
         rec.bytes = (int64_t)m->bytes;
         rec.copy = m->copyKind < sizeof(copy_names) / sizeof(copy_names[0])
                        ? copy_names[m->copyKind]
@@ -323,9 +315,7 @@ static void take_record(const CUpti_Activity *a)
     case CUPTI_ACTIVITY_KIND_MEMSET: {
         const CUpti_ActivityMemset4 *m = (const void *)a;
         rec.type = PPS__DEVREC_MEMSET;
-        rec.corr = m->correlationId;
-        rec.start_ns = (int64_t)m->start;
-        rec.end_ns = (int64_t)m->end;
+        TAKE_TIMES(rec, m);
         rec.bytes = (int64_t)m->bytes;
         break;
     }
@@ -340,9 +330,10 @@ static void take_record(const CUpti_Activity *a)
     pps__devmap_record(cu.map, &rec, route_span, NULL);
 }
 
-/* Parses what is queued, under cu.lock; a record waiting for its call waits
- * PPS__DEVMAP_PATIENCE_NS (three of CUPTI's flushes) unless force. */
-static void parse_queued(int force)
+/* What is queued, parsed (under cu.lock; a record waiting for its call waits
+ * PPS__DEVMAP_PATIENCE_NS, three of CUPTI's flushes, unless force), or only freed (CUPTI
+ * disabled: no tracer to give it to). */
+static void empty_queue(int parse, int force)
 {
     struct done_buf *d;
 
@@ -353,30 +344,14 @@ static void parse_queued(int force)
     while (d) {
         struct done_buf *next = d->next;
         CUpti_Activity *a = NULL;
-        while (cu.fns.GetNextRecord(d->buf, d->valid, &a) == CUPTI_SUCCESS)
+        while (parse && cu.fns.GetNextRecord(d->buf, d->valid, &a) == CUPTI_SUCCESS)
             take_record(a);
         free(d->buf);
         free(d);
         d = next;
     }
-    pps__devmap_drain_end(cu.map, pps_trace_now(), force, route_span, NULL);
-}
-
-/* The buffers queued and not parsed, freed (CUPTI disabled: no tracer to give them to). */
-static void discard_queued(void)
-{
-    struct done_buf *d;
-
-    pthread_mutex_lock(&cu.qlock);
-    d = cu.head;
-    cu.head = cu.tail = NULL;
-    pthread_mutex_unlock(&cu.qlock);
-    while (d) {
-        struct done_buf *next = d->next;
-        free(d->buf);
-        free(d);
-        d = next;
-    }
+    if (parse)
+        pps__devmap_drain_end(cu.map, pps_trace_now(), force, route_span, NULL);
 }
 
 void pps__cupti_poll(struct pps_tracer *t)
@@ -392,7 +367,7 @@ void pps__cupti_poll(struct pps_tracer *t)
         cu.fns.FlushAll(0); /* hands back what CUPTI holds, through buffer_completed */
     }
     if (cu.enabled)
-        parse_queued(0);
+        empty_queue(1, 0);
     pthread_mutex_unlock(&cu.lock);
 }
 
@@ -404,7 +379,7 @@ struct pps__cupti_counts pps__cupti_detach(struct pps_tracer *t)
     if (cu.enabled) {
         /* Everything CUPTI holds, now: this tracer's ops' spans go to its buffers. */
         cu.fns.FlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-        parse_queued(cu.n_attached == 1);
+        empty_queue(1, cu.n_attached == 1);
     }
     for (int s = 0; s < PPS__DEVOP_SLOTS; s++)
         if (cu.slots[s] == t) {
@@ -415,7 +390,7 @@ struct pps__cupti_counts pps__cupti_detach(struct pps_tracer *t)
         for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
             cu.fns.Disable(kinds[i]);
         cu.enabled = 0;
-        discard_queued();
+        empty_queue(0, 0);
         pps__devmap_free(cu.map);
         cu.map = NULL;
     }
