@@ -106,9 +106,9 @@ static void test_clean_runs_have_no_flag_and_match_the_prediction(void)
 
         emu_config(&c, k);
         diagnose(&c, &d);
-        /* One more try where the machine, not ppscope, made the run noisy (and the report said
-         * so); the second run is held to everything below. */
-        if (busy_machine_only(&d)) {
+        /* Up to two more tries where the machine, not ppscope, made the run noisy (and the
+         * report said so); the last run is held to everything below. */
+        for (int again = 0; again < 2 && busy_machine_only(&d); again++) {
             fprintf(stderr, "  %-12s a busy machine (op times varied %.0f%%, %d contention flag): "
                             "once more\n",
                     pps_sched_kind_name(k), 100 * d.rep->op_cv,
