@@ -39,6 +39,8 @@ static const char usage_text[] =
     "      --out RUN           the run directory to write; must not exist (or be empty)\n"
     "      --no-trace          trace nothing and write no run (--out not needed)\n"
     "      --no-device-spans   cuda: leave out the device's kernels and copies (CUPTI)\n"
+    "      --no-gpu-partition  cuda: the stages share the GPU's SMs (by default each gets its\n"
+    "                          own equal share, a green context, as p GPUs would)\n"
     "\n"
     "model (a byte-level language model of residual MLP blocks; docs/model.md):\n"
     "      --layers L          blocks (default 4)\n"
@@ -96,6 +98,7 @@ enum {
     OPT_OUT,
     OPT_NO_TRACE,
     OPT_NO_DEVICE_SPANS,
+    OPT_NO_GPU_PARTITION,
     OPT_LAYERS,
     OPT_HIDDEN,
     OPT_MBS,
@@ -382,6 +385,7 @@ static int parse_args(struct run_opts *o, int argc, char **argv)
         {"out", required_argument, NULL, OPT_OUT},
         {"no-trace", no_argument, NULL, OPT_NO_TRACE},
         {"no-device-spans", no_argument, NULL, OPT_NO_DEVICE_SPANS},
+        {"no-gpu-partition", no_argument, NULL, OPT_NO_GPU_PARTITION},
         {"layers", required_argument, NULL, OPT_LAYERS},
         {"hidden", required_argument, NULL, OPT_HIDDEN},
         {"microbatch-size", required_argument, NULL, OPT_MBS},
@@ -470,6 +474,9 @@ static int parse_args(struct run_opts *o, int argc, char **argv)
         case OPT_NO_DEVICE_SPANS:
             cfg->device_spans = 0;
             break;
+        case OPT_NO_GPU_PARTITION:
+            cfg->gpu_partition = 0;
+            break;
         case OPT_PARTITION:
             cfg->partition = optarg;
             break;
@@ -526,6 +533,8 @@ static int check_flags(const struct run_opts *o)
         return pps_cli_usage_error("run", "%s applies to --backend emu only", o->emu_flag_name);
     if (!c->device_spans && c->backend != PPS_BACKEND_CUDA)
         return pps_cli_usage_error("run", "--no-device-spans applies to --backend cuda only");
+    if (!c->gpu_partition && c->backend != PPS_BACKEND_CUDA)
+        return pps_cli_usage_error("run", "--no-gpu-partition applies to --backend cuda only");
     if (!o->out_given && c->trace && !c->check_grads)
         return pps_cli_usage_error("run", "--out RUN is required (or --no-trace)");
     if (o->out_given && !c->trace)

@@ -19,7 +19,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "cuda.h"
+#include "cuda_backend.h"
 
 /* cudaMalloc aligns to 256 bytes, more than kernels.h's 64; a 0-byte request gets this much so
  * that it is a valid, unique pointer. */
@@ -131,7 +131,7 @@ static cudaError_t keep_pool(int device)
     return e;
 }
 
-static int cuda_open(struct pps_kernels *k, struct pps_err *err)
+static int cuda_open_part(struct pps_kernels *k, int part, int parts, struct pps_err *err)
 {
     struct pps__cuda *c = calloc(1, sizeof(*c));
     cudaStream_t s = NULL;
@@ -152,7 +152,15 @@ static int cuda_open(struct pps_kernels *k, struct pps_err *err)
         goto fail;
     }
     c->device_set = 1;
-    if ((e = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)) != cudaSuccess ||
+    c->part = part;
+    c->parts = parts;
+    if (parts >= 2) {
+        void *gs = NULL;
+        if (pps__cuda_green_stream(c->device, part, parts, &gs, &c->sms, &c->total_sms, c->part_why,
+                                   sizeof(c->part_why)) == 0)
+            s = (cudaStream_t)gs;
+    }
+    if ((!s && (e = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)) != cudaSuccess) ||
         (e = keep_pool(c->device)) != cudaSuccess) {
         (void)cudaGetLastError();
         rc = pps_err_set(err, e == cudaErrorMemoryAllocation ? PPS_ENOMEM : PPS_EIO,
@@ -178,6 +186,26 @@ static int cuda_open(struct pps_kernels *k, struct pps_err *err)
 fail:
     cuda_close(k);
     return rc;
+}
+
+static int cuda_open(struct pps_kernels *k, struct pps_err *err)
+{
+    return cuda_open_part(k, 0, 1, err);
+}
+
+static int cuda_partition(const struct pps_kernels *k, char *buf, size_t len)
+{
+    const struct pps__cuda *c = (const struct pps__cuda *)k->impl;
+
+    if (c->sms)
+        snprintf(buf, len, "%u of %u SMs (green context %d of %d)", c->sms, c->total_sms,
+                 c->part + 1, c->parts);
+    else if (c->parts >= 2)
+        snprintf(buf, len, "the whole GPU, shared with the other %d stages: %s", c->parts - 1,
+                 c->part_why);
+    else
+        snprintf(buf, len, "the whole GPU");
+    return (int)c->sms;
 }
 
 static void cuda_close(struct pps_kernels *k)
@@ -324,6 +352,8 @@ static int cuda_zero(struct pps_kernels *k, void *dst, size_t bytes)
 const struct pps__kernels_ops pps__kernels_cuda = {
     .name = "cuda",
     .open = cuda_open,
+    .open_part = cuda_open_part,
+    .partition = cuda_partition,
     .close = cuda_close,
     .sync = cuda_sync,
     .describe = cuda_describe,

@@ -12,7 +12,7 @@
 
 #include <cuda_runtime.h>
 
-#include "cuda.h"
+#include "cuda_backend.h"
 
 /* Threads per block of every kernel (a power of two). */
 #define PPS__CUDA_BLOCK 256

@@ -17,7 +17,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "cuda.h"
+#include "cuda_backend.h"
 #include "cuda_blas.h"
 
 /* cuBLAS's recommended workspace on Hopper (32 MiB); it is enough for every earlier GPU too. */

@@ -42,7 +42,9 @@ static void list_backends(char *buf, size_t len)
     }
 }
 
-int pps_kernels_new(const char *backend, struct pps_kernels **out, struct pps_err *err)
+/* Opens backend as part of parts (parts < 2: on its own). */
+static int kernels_open(const char *backend, int part, int parts, struct pps_kernels **out,
+                        struct pps_err *err)
 {
     const struct pps__kernels_ops *ops = NULL;
     struct pps_kernels *k = NULL;
@@ -71,12 +73,36 @@ int pps_kernels_new(const char *backend, struct pps_kernels **out, struct pps_er
     if (!k)
         return pps_err_set(err, PPS_ENOMEM, "out of memory opening the %s kernels", backend);
     k->ops = ops;
-    rc = ops->open(k, err);
+    rc = parts >= 2 && ops->open_part ? ops->open_part(k, part, parts, err) : ops->open(k, err);
     if (rc < 0) {
         free(k);
         return rc;
     }
     *out = k;
+    return 0;
+}
+
+int pps_kernels_new(const char *backend, struct pps_kernels **out, struct pps_err *err)
+{
+    return kernels_open(backend, 0, 1, out, err);
+}
+
+int pps_kernels_new_part(const char *backend, int part, int parts, struct pps_kernels **out,
+                         struct pps_err *err)
+{
+    if (out)
+        *out = NULL;
+    if (parts >= 2 && (part < 0 || part >= parts))
+        return pps_err_set(err, PPS_EINVAL, "kernels: part %d of %d", part, parts);
+    return kernels_open(backend, part, parts, out, err);
+}
+
+int pps_kernels_partition(const struct pps_kernels *k, char *buf, size_t len)
+{
+    if (k && k->ops->partition)
+        return k->ops->partition(k, buf, len);
+    if (len)
+        snprintf(buf, len, "the whole device");
     return 0;
 }
 

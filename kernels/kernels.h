@@ -67,6 +67,22 @@ struct pps_kernels;
  * *out is NULL.
  */
 int pps_kernels_new(const char *backend, struct pps_kernels **out, struct pps_err *err);
+/*
+ * Opens context part (0 .. parts-1) of parts contexts that share one device: the stages of a
+ * pipeline on one GPU. On cuda each gets its own equal partition of the GPU's SMs (a green
+ * context), so parts stages behave as parts smaller devices and one stage's kernels cannot run
+ * in another's bubble; where the GPU or its driver cannot split (a driver before CUDA 12.4), a
+ * plain stream on the whole GPU, and pps_kernels_partition() says why. On cpu, and for parts
+ * below 2, the same as pps_kernels_new(). The partitions are made once per process.
+ */
+int pps_kernels_new_part(const char *backend, int part, int parts, struct pps_kernels **out,
+                         struct pps_err *err);
+/*
+ * What of its device k may use, into buf ("32 of 132 SMs (green context 1 of 4)", "the whole
+ * device", or why a partition asked for was not made); returns the SMs of its partition, 0 when
+ * it shares the whole device.
+ */
+int pps_kernels_partition(const struct pps_kernels *k, char *buf, size_t len);
 /* Closes the context. Buffers allocated through it must be freed before. NULL is a no-op. */
 void pps_kernels_free(struct pps_kernels *k);
 /* The backend's name, as given to pps_kernels_new(). */

@@ -20,6 +20,10 @@ struct pps__kernels_ops {
 
     /* Context: open sets k->impl (may stay NULL); close releases it. sync waits for the device. */
     int (*open)(struct pps_kernels *k, struct pps_err *err);
+    /* Optional: open as part of parts sharing the device (kernels.h); NULL: open. */
+    int (*open_part)(struct pps_kernels *k, int part, int parts, struct pps_err *err);
+    /* Optional: pps_kernels_partition(); NULL: the whole device. */
+    int (*partition)(const struct pps_kernels *k, char *buf, size_t len);
     void (*close)(struct pps_kernels *k);
     int (*sync)(struct pps_kernels *k);
     /* What it computes on, for pps_kernels_describe(); no context needed. */

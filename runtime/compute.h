@@ -91,6 +91,11 @@ struct pps_compute {
     struct pps_tracer *tracer;
     int32_t *layer_names;
     int n_layer_names;
+
+    /* What of its device the chunk computes on (pps_kernels_partition): the SMs of its
+     * partition (0: the whole device) and in words. Empty for emu. */
+    int device_sms;
+    char device_part[200];
 };
 
 /* Records one layer's span of c's op (idx as layer_names), from t0 to t1 on the tracer's clock. */

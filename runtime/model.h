@@ -51,6 +51,10 @@ struct pps_model_spec {
      * loaded from it); NULL means the built-in text. */
     const char *data_path;
     struct pps_adamw adamw; /* learning rate, betas, eps, weight decay (on every parameter) */
+    /* Stages that share one device, each chunk of stage s on its partition s
+     * (pps_kernels_new_part: SM partitions on cuda); 0: every chunk on the whole device. Not
+     * the model's shape: how it is laid on the hardware. */
+    int device_parts;
 };
 
 /*

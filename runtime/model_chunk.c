@@ -417,9 +417,12 @@ int pps_model_compute_new(const struct pps_model_spec *s, const char *backend, i
     c->vocab = PPS_MODEL_VOCAB;
     act = (size_t)c->rows * c->hidden * sizeof(float);
 
-    rc = pps_kernels_new(backend, &c->k, err);
+    rc = pps_kernels_new_part(backend, stage, s->device_parts >= 2 ? s->device_parts : 1, &c->k,
+                              err);
     if (rc < 0)
         goto out;
+    c->base.device_sms =
+        pps_kernels_partition(c->k, c->base.device_part, sizeof(c->base.device_part));
 
     c->tensors = calloc(1 + (size_t)PPS__BLK_TENSORS * c->nb + 3, sizeof(*c->tensors));
     if (!c->tensors) {

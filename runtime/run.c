@@ -27,6 +27,7 @@ void pps_run_config_init(struct pps_run_config *c)
     c->fail_stage = -1;
     c->fail_iter = -1;
     c->device_spans = 1;
+    c->gpu_partition = 1;
 }
 
 int pps_run_config_v(const struct pps_run_config *c, int kind)

@@ -96,6 +96,7 @@ struct pps_run_config {
                                   the p stage threads outnumber the cores it may use */
     int keep_params;           /* threads: export every parameter at the end (tests) */
     int device_spans;          /* cuda: the device's kernels and copies from CUPTI (default 1) */
+    int gpu_partition;         /* cuda: each stage on its own SM partition (default 1) */
 };
 
 /* Defaults that run in seconds: 1f1b, p = 4, m = 8, cpu, auto transport, 20 iterations, the

@@ -20,6 +20,7 @@ struct pps__run_sched {
     char dir[1024];              /* the run directory, "" when not traced */
     char partition[512];         /* blocks per virtual stage, "1,1,1,1" */
     char run_id[17];             /* meta run_id of every shard (pps_run_id.h); MPI: rank 0's */
+    int one_device;              /* every stage on one device (the threads transport) */
     /* progress on stderr */
     int64_t progress_ns;
 };

@@ -120,6 +120,10 @@ int pps__run_chunks_trace(const struct pps__run_sched *rs, int stage, struct pps
 
     if (!tracer)
         return 0;
+    /* Where the stage computes on its device: "32 of 132 SMs (green context 1 of 4)". */
+    if (rs->v > 0 && chunks[0] && chunks[0]->device_part[0] &&
+        pps_trace_meta(tracer, "device_partition", chunks[0]->device_part) != 0)
+        return pps_err_set(err, PPS_ENOMEM, "out of memory for the run's metadata");
     /* Interning takes the tracer's lock: done once here, so the ops record by id. */
     for (int c = 0; c < rs->v; c++) {
         int vs = c * rs->p + stage, b0 = rs->first_block[vs];
@@ -155,9 +159,17 @@ int pps__run_chunks_trace(const struct pps__run_sched *rs, int stage, struct pps
 int pps__run_chunks_new(const struct pps__run_sched *rs, int stage, struct pps_compute **chunks,
                         struct pps_err *err)
 {
-    const struct pps_model_spec *s = &rs->cfg->model;
+    struct pps_model_spec spec = rs->cfg->model;
+    const struct pps_model_spec *s = &spec;
     size_t act_floats = (size_t)s->micro_batch * (size_t)s->seq_len * (size_t)s->hidden;
     int rc = 0;
+
+    /* On one GPU, each stage on its own SM partition, so the GPU behaves as p smaller ones; not
+     * for the gradient check, whose single-stream reference runs on the whole GPU (cuBLAS picks
+     * its kernels by the SMs it has: the same SMs give the same bits). */
+    if (rs->cfg->backend == PPS_BACKEND_CUDA && rs->cfg->gpu_partition && !rs->cfg->check_grads &&
+        rs->one_device && rs->p >= 2)
+        spec.device_parts = rs->p;
 
     for (int c = 0; c < rs->v; c++)
         chunks[c] = NULL;

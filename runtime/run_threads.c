@@ -263,6 +263,7 @@ static int run_one(const struct pps_run_config *c, int kind, struct pps_run_outc
         t[s] = pps_transport_threads_endpoint(hub, s);
         rc = pps__run_transport_wrap(&rs, &t[s], err);
     }
+    rs.one_device = 1; /* the stages are threads of this process, on its one GPU */
     for (int s = 0; s < p && !rc; s++)
         rc = pps__run_chunks_new(&rs, s, chunks + s * v, err);
     /* From before the shards exist: a stop while they are made closes them as any stop does. */
@@ -285,12 +286,16 @@ static int run_one(const struct pps_run_config *c, int kind, struct pps_run_outc
                     "or fewer fits this machine\n",
                     p, cpus, cpus == 1 ? "" : "s", cpus);
     }
-    if (c->warn_cores && c->backend == PPS_BACKEND_CUDA && p > 1 && kind == c->kinds[0])
+    /* On one GPU the stages run on SM partitions of their own; where they could not (or were
+     * not to, under --check-grads or --no-gpu-partition), they share it, and that changes what
+     * the bubble means. */
+    if (c->warn_cores && c->backend == PPS_BACKEND_CUDA && p > 1 && kind == c->kinds[0] &&
+        chunks[0] && chunks[0]->device_sms == 0 && !c->check_grads)
         fprintf(stderr,
-                "ppscope run: warning: the %d stages share one GPU, each on a plain stream of "
-                "its own (no SM partitions yet): one stage's kernels can run in another's bubble, "
-                "so the measured bubble is smaller than %d GPUs would show\n",
-                p, p);
+                "ppscope run: warning: the %d stages share one GPU's SMs (%s): one stage's "
+                "kernels can run in another's bubble, so the measured bubble is smaller than %d "
+                "GPUs would show\n",
+                p, c->gpu_partition ? chunks[0]->device_part : "--no-gpu-partition", p);
 
     for (; started < p && !stop_signal; started++) {
         struct stage_thread *x = &st[started];

@@ -41,6 +41,9 @@ for shard in sorted(glob.glob(sys.argv[1] + "/rank-*.db")):
     meta = dict(sqlite3.connect(shard).execute("select key, value from meta"))
     assert meta["backend"] == "cuda", (shard, meta["backend"])
     assert meta["device"].startswith("cuda (") and "SMs" in meta["device"], meta["device"]
+    # Each stage on its own SM partition (green contexts on a GPU and driver that have them).
+    assert "SMs (green context" in meta.get("device_partition", "") or \
+        "shared with the other" in meta.get("device_partition", ""), meta.get("device_partition")
     # Device spans from CUPTI: kernels of every op, each carrying its op's id (corr) as the op does.
     assert meta.get("device_activity") == "cupti", meta.get("device_activity")
     db = sqlite3.connect(shard)

@@ -4,9 +4,11 @@
 # real model on the GPU with every schedule, traced, and writes each run, its report (text and
 # JSON) and a summary under OUT ($OUT, else ./device-check-out). Without a GPU it exits 77.
 #
-# What it covers today: the cuda kernels backend (against cpu, and bitwise run to run), and
-# `ppscope run --backend cuda` with --check-grads (each stage a thread with its own stream on
-# the one GPU; no SM partitions yet). Exit 0 when every step passed, 1 otherwise.
+# What it covers today: the cuda kernels backend (against cpu, and bitwise run to run);
+# `ppscope run --backend cuda` with --check-grads (each stage a thread with its own stream on the
+# whole GPU, as the single-stream reference); traced runs with each stage on its own SM
+# partition (green contexts) and CUPTI's device spans, and one 1f1b run sharing the SMs, compared.
+# Exit 0 when every step passed, 1 otherwise.
 #
 # usage: tests/gpu/device-check.sh [BUILD_DIR]
 set -u
@@ -60,9 +62,14 @@ for s in 1f1b zb-h1 zb-h2 interleaved; do
     step "report-$s" sh -c "'$PPS' report '$out/run-$s' >'$out/report-$s.txt' &&
         '$PPS' report --json '$out/run-$s' >'$out/report-$s.json'"
 done
+# The same 1f1b run with the stages sharing the GPU's SMs: the bubble partitions hide or show.
+step run-1f1b-shared "$PPS" run --backend cuda -s 1f1b -p 4 -m 8 $model --iters 6 --quiet \
+    --no-gpu-partition --out "$out/run-1f1b-shared"
+step report-1f1b-shared sh -c "'$PPS' report '$out/run-1f1b-shared' >'$out/report-1f1b-shared.txt'"
+step compare-partition sh -c "'$PPS' compare '$out/run-1f1b' '$out/run-1f1b-shared' >'$out/compare-partition.txt'"
 step merge sh -c "for s in 1f1b zb-h1 zb-h2 interleaved; do
     '$PPS' merge '$out/run-'\$s -o '$out/run-'\$s'.db' || exit 1; done"
-for s in 1f1b zb-h1 zb-h2 interleaved; do
+for s in 1f1b zb-h1 zb-h2 interleaved 1f1b-shared; do
     [ -f "$out/report-$s.txt" ] && grep -E "^(bubble|iteration|steady|theory|verdict)" \
         "$out/report-$s.txt" | sed "s/^/$s: /" | tee -a "$log"
 done

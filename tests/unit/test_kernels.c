@@ -51,6 +51,43 @@ static void test_new_names_what_the_build_has(void)
     pps_kernels_free(NULL);
 }
 
+/* Contexts that share a device: on cpu each is a plain context on the whole machine; a part
+ * outside 0..parts-1 is refused; on cuda (PPS_KERNELS_BACKEND=cuda) each gets its own SMs where
+ * the driver can split them, and says so. */
+static void test_new_part_shares_or_splits_the_device(void)
+{
+    const char *name = getenv("PPS_KERNELS_BACKEND");
+    struct pps_kernels *k[2] = {NULL, NULL};
+    struct pps_err err = {0};
+    char what[256];
+    int sms[2];
+
+    name = name && *name ? name : "cpu";
+    CHECK_EQ_INT(pps_kernels_new_part(name, 2, 2, &k[0], &err), PPS_EINVAL);
+    CHECK(k[0] == NULL);
+    CHECK_EQ_INT(pps_kernels_new_part(name, -1, 2, &k[0], &err), PPS_EINVAL);
+    for (int i = 0; i < 2; i++) {
+        int rc = pps_kernels_new_part(name, i, 2, &k[i], &err);
+        if (rc == PPS_ENOENT)
+            TEST_SKIP(err.msg);
+        CHECK_EQ_INT(rc, 0);
+        sms[i] = pps_kernels_partition(k[i], what, sizeof(what));
+        fprintf(stderr, "  part %d of 2: %s\n", i, what);
+        if (strcmp(name, "cpu") == 0) {
+            CHECK_EQ_INT(sms[i], 0);
+            CHECK(strcmp(what, "the whole device") == 0);
+        } else if (sms[i] > 0) {
+            CHECK_STR_CONTAINS(what, "SMs (green context");
+        } else {
+            CHECK_STR_CONTAINS(what, "shared with the other");
+        }
+    }
+    /* Equal partitions: the two stages get the same share. */
+    CHECK_EQ_INT(sms[0], sms[1]);
+    kx_close(k[0]);
+    kx_close(k[1]);
+}
+
 static void test_memory_round_trip(void)
 {
     struct pps_kernels *k = kx_open();
@@ -751,6 +788,7 @@ static void test_results_do_not_depend_on_alignment(void)
 
 static const struct test_case cases[] = {
     TEST(test_new_names_what_the_build_has),
+    TEST(test_new_part_shares_or_splits_the_device),
     TEST(test_memory_round_trip),
     TEST(test_sync_reports_first_error_then_forgets),
     TEST(test_gemm_matches_reference_all_transposes),

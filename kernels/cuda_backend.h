@@ -1,5 +1,5 @@
 /*
- * cuda.h - the cuda backend's state and functions, shared between its files and gathered into
+ * cuda_backend.h - the cuda backend's state and functions, shared between its files and gathered into
  * the table pps__kernels_cuda by cuda_backend.c. Each pps__cuda_... math function is the entry
  * of struct pps__kernels_ops of the same name (kernels_int.h): arguments are already checked,
  * sizes are > 0. Built only when the build has CUDA and cuBLAS (PPS_HAVE_CUDA, PPS_HAVE_CUBLAS).
@@ -21,8 +21,8 @@
  * The .cu files (cuda_*.cu) hold the device code and a C launcher per call; the .c files the
  * context, memory and cuBLAS. Not installed; only kernels/ includes it.
  */
-#ifndef PPS_KERNELS_CUDA_H
-#define PPS_KERNELS_CUDA_H
+#ifndef PPS_KERNELS_CUDA_BACKEND_H
+#define PPS_KERNELS_CUDA_BACKEND_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -65,6 +65,11 @@ struct pps__cuda {
     unsigned long long *bad;
     int vocab[PPS__CUDA_N_CHECKS];
     int bad_pending; /* a checked call was queued since the last look at bad */
+    /* The SM partition the stream runs on (cuda_green.c): its SMs and the device's, 0 when the
+     * stream has the whole device; part of parts, and why a partition asked for was not made. */
+    unsigned sms, total_sms;
+    int part, parts;
+    char part_why[200];
 };
 
 /* The state of k (its impl). */
@@ -82,6 +87,11 @@ int pps__cuda_check(struct pps_kernels *k, int code, const char *what);
 int pps__cuda_launched(struct pps_kernels *k, const char *what);
 /* At least n doubles of device scratch, or NULL with k's error set. */
 double *pps__cuda_scratch(struct pps_kernels *k, size_t n);
+
+/* cuda_green.c: a stream on SM partition part of parts of device (green contexts); 0, or -1
+ * with the reason in why. */
+int pps__cuda_green_stream(int device, int part, int parts, void **stream, unsigned *sms,
+                           unsigned *total, char *why, size_t why_len);
 
 /* cuda_gemm.c */
 int pps__cuda_gemm(struct pps_kernels *k, int trans_a, int trans_b, int m, int n, int kdim,
