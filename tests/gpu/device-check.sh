@@ -43,8 +43,10 @@ nvidia-smi -L | tee -a "$log"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee -a "$log"
 
 jobs=$(nproc 2>/dev/null || echo 4)
+# Warnings are not errors here: another machine's compiler may warn where this one does not, and
+# the device's minutes are for the GPU.
 step configure cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=Release -DPPS_WITH_CUDA=ON \
-    -DPPS_WITH_CUBLAS=ON -DPPS_WERROR=ON
+    -DPPS_WITH_CUBLAS=ON
 step build cmake --build "$build" -j "$jobs"
 PPS=$build/ppscope
 step gpu-tests ctest --test-dir "$build" -L gpu --output-on-failure --no-tests=error
