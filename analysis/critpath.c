@@ -227,7 +227,9 @@ static int gather(const struct stage_view *views, int ns, const struct pps_iter_
             nk++;
         }
         l->n_keys = nk;
-        qsort(l->keys, l->n_keys, sizeof(*l->keys), key_cmp);
+        /* keys is NULL on a lane without ops: qsort wants a valid array even for none. */
+        if (l->n_keys > 1)
+            qsort(l->keys, l->n_keys, sizeof(*l->keys), key_cmp);
     }
     return 0;
 }

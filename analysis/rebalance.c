@@ -121,7 +121,8 @@ static int medians(const struct pps_run *run, struct search *s, double (*op_med)
             any = 1;
         }
     }
-    qsort(v, n, sizeof(*v), dur_cmp);
+    if (n > 1)
+        qsort(v, n, sizeof(*v), dur_cmp);
     for (long key = 0; key < n_keys; key++) {
         double *at =
             key < nl * 3 ? &s->cost[key / 3][key % 3] : &op_med[(key - nl * 3) / 3][key % 3];

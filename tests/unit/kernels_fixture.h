@@ -4,8 +4,8 @@
  *
  * The tests go through the public interface only (device memory is reached by copies), so they
  * run unchanged on any backend: PPS_KERNELS_BACKEND names it ("cpu" when unset); a backend this
- * build lacks skips each case that opens it (TEST_SKIP), and a binary whose every case skipped
- * exits 77.
+ * build or machine lacks makes the binary exit 77 before any case (kx_backend_or_skip_all), and
+ * a case that opens one anyway skips (TEST_SKIP).
  */
 #ifndef PPS_KERNELS_FIXTURE_H
 #define PPS_KERNELS_FIXTURE_H
@@ -35,6 +35,27 @@ static inline struct pps_kernels *kx_open(void)
     if (rc < 0)
         kx_die("pps_kernels_new", err.msg);
     return k;
+}
+
+/*
+ * Before any case: where the backend under test (name, else PPS_KERNELS_BACKEND) is one this
+ * machine or build cannot open, says why and exits 77, so that no case starts (and skips midway,
+ * past what it allocated). Returns otherwise.
+ */
+static inline void kx_backend_or_skip_all(const char *name)
+{
+    struct pps_kernels *k = NULL;
+    struct pps_err err = {0};
+
+    if (!name) {
+        name = getenv("PPS_KERNELS_BACKEND");
+        name = name && *name ? name : "cpu";
+    }
+    if (pps_kernels_new(name, &k, &err) == PPS_ENOENT) {
+        printf("skipped: %s\n", err.msg);
+        exit(77);
+    }
+    pps_kernels_free(k);
 }
 
 /* Fails the process if k holds an error: the tests below expect every call to succeed unless

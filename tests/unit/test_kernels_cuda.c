@@ -361,5 +361,6 @@ static const struct test_case cases[] = {
 
 int main(int argc, char **argv)
 {
+    kx_backend_or_skip_all(UNDER_TEST);
     return test_main(cases, argc, argv);
 }
