@@ -23,3 +23,5 @@ pps_cli_test(hostile_text)
 # `ppscope rebalance RUN`: the suggested partition's measured gain against the predicted one.
 pps_cli_test(rebalance)
 set_tests_properties(rebalance PROPERTIES RUN_SERIAL TRUE)
+# Also under the sanitizers in CI (.ci/run, label asan).
+set_property(TEST report_device APPEND PROPERTY LABELS asan)

@@ -31,3 +31,5 @@ else()
 endif()
 set_tests_properties(nvtx_inject PROPERTIES LABELS cli SKIP_RETURN_CODE 77)
 set_tests_properties(nvtx_without_mpi PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 300)
+# Also under the sanitizers in CI (.ci/run, label asan).
+set_property(TEST nvtx_inject APPEND PROPERTY LABELS asan)

@@ -9,3 +9,5 @@ set_tests_properties(test_tracer test_tracer_load PROPERTIES
 set_tests_properties(test_tracer_load PROPERTIES RUN_SERIAL TRUE TIMEOUT 300)
 # Device records (CUPTI's kernels, copies, external correlations) into op spans: tracer/devmap.c.
 pps_unit_test(test_devmap pps_tracer pps_storage)
+# Also under the sanitizers in CI (.ci/run, label asan).
+set_property(TEST test_devmap APPEND PROPERTY LABELS asan)
