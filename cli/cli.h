@@ -35,6 +35,27 @@ int pps_cli_fail(const char *cmd, const struct pps_err *err);
 int pps_cli_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/*
+ * A command's option, once: its name, and what it sets. A switch sets *flag to 1; an option with
+ * a value (take non-NULL) hands it to take(value, ctx), which returns 0 or an exit code, having
+ * said why on stderr.
+ */
+struct pps_cli_opt {
+    const char *name;
+    int *flag;
+    int (*take)(const char *value, void *ctx);
+    void *ctx;
+};
+/*
+ * Parses argv's options for cmd from the n entries of opts and --help (-h): returns 0 with optind
+ * at the first operand; PPS_CLI_HELP after printing usage on stdout for --help (the command then
+ * exits 0); an exit code after one line on stderr for an unknown option or a missing value, or
+ * what a take returned.
+ */
+#define PPS_CLI_HELP (-1)
+int pps_cli_options(const char *cmd, int argc, char **argv, const struct pps_cli_opt *opts, int n,
+                    const char *usage);
+
 /* Strict number parsing of a whole string: 0 on success, -1 otherwise. */
 int pps_parse_int(const char *s, long lo, long hi, long *out);
 int pps_parse_double(const char *s, double lo, double hi, double *out);

@@ -4,8 +4,8 @@
  * flags that appear or disappear, and gates that exit 1 when B regresses against A.
  * analysis/compare.c computes every figure; this file only prints them.
  */
-#include <getopt.h>
 #include <math.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -374,6 +374,27 @@ static int report_regressions(const struct gate_result *gr, int n)
     return any;
 }
 
+/* The --fail-if gates parsed so far. */
+struct gates {
+    struct gate_result *g;
+    int n;
+};
+
+/* One --fail-if value into the next gate. */
+static int take_gate(const char *value, void *ctx)
+{
+    struct gates *gs = ctx;
+    struct pps_err err = {0, ""};
+
+    if (gs->n == MAX_GATES)
+        return pps_cli_usage_error("compare", "at most %d --fail-if gates", MAX_GATES);
+    memset(&gs->g[gs->n], 0, sizeof(gs->g[gs->n]));
+    if (pps_compare_gate_parse(value, &gs->g[gs->n].g, &err) < 0)
+        return pps_cli_fail("compare", &err);
+    gs->n++;
+    return 0;
+}
+
 int pps_cmd_compare(int argc, char **argv)
 {
     struct pps_run *run_a = NULL, *run_b = NULL;
@@ -382,44 +403,18 @@ int pps_cmd_compare(int argc, char **argv)
     struct pps_compare *cmp = NULL;
     struct gate_result gates[MAX_GATES];
     struct pps_err err = {0, ""};
-    int n_gates = 0, json = 0, md = 0, rc = PPS_EXIT_OK, c;
-
-    static const struct option longopts[] = {
-        {"json", no_argument, NULL, 'j'},
-        {"markdown", no_argument, NULL, 'M'},
-        {"fail-if", required_argument, NULL, 'f'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+    int json = 0, md = 0, rc;
+    struct gates gs = {gates, 0};
+    const struct pps_cli_opt opts[] = {
+        {"json", &json, NULL, NULL},
+        {"markdown", &md, NULL, NULL},
+        {"fail-if", NULL, take_gate, &gs},
     };
 
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-        if (c == 'h') {
-            fputs(usage_text, stdout);
-            goto out;
-        } else if (c == 'j') {
-            json = 1;
-        } else if (c == 'M') {
-            md = 1;
-        } else if (c == 'f') {
-            if (n_gates == MAX_GATES) {
-                rc = pps_cli_usage_error("compare", "at most %d --fail-if gates", MAX_GATES);
-                goto out;
-            }
-            memset(&gates[n_gates], 0, sizeof(gates[n_gates]));
-            if (pps_compare_gate_parse(optarg, &gates[n_gates].g, &err) < 0) {
-                rc = pps_cli_fail("compare", &err);
-                goto out;
-            }
-            n_gates++;
-        } else if (c == ':') {
-            rc = pps_cli_usage_error("compare", "option '%s' needs a value", argv[optind - 1]);
-            goto out;
-        } else {
-            rc = pps_cli_usage_error("compare", "unknown option '%s'", argv[optind - 1]);
-            goto out;
-        }
+    rc = pps_cli_options("compare", argc, argv, opts, 3, usage_text);
+    if (rc) {
+        rc = rc == PPS_CLI_HELP ? PPS_EXIT_OK : rc;
+        goto out;
     }
     if (json && md) {
         rc = pps_cli_usage_error("compare", "--json and --markdown: choose one");
@@ -442,7 +437,7 @@ int pps_cmd_compare(int argc, char **argv)
             goto out;
         }
         /* Every gate is judged before anything is printed: one that cannot be is bad input. */
-        for (int i = 0; i < n_gates; i++) {
+        for (int i = 0; i < gs.n; i++) {
             int r =
                 pps_compare_gate_check(cmp, &gates[i].g, &gates[i].change, &gates[i].stage, &err);
             if (r < 0) {
@@ -452,9 +447,9 @@ int pps_cmd_compare(int argc, char **argv)
             gates[i].regressed = r;
         }
         if (json)
-            print_json(stdout, &a, &b, cmp, gates, n_gates);
+            print_json(stdout, &a, &b, cmp, gates, gs.n);
         else
-            print_text(stdout, &a, &b, cmp, gates, n_gates, md);
+            print_text(stdout, &a, &b, cmp, gates, gs.n, md);
     }
     if (fflush(stdout) != 0 || ferror(stdout)) {
         err.code = PPS_EIO;
@@ -462,7 +457,7 @@ int pps_cmd_compare(int argc, char **argv)
         rc = pps_cli_fail("compare", &err);
         goto out;
     }
-    if (report_regressions(gates, n_gates))
+    if (report_regressions(gates, gs.n))
         rc = PPS_EXIT_FAIL;
 out:
     pps_compare_free(cmp);

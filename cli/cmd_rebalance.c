@@ -2,10 +2,10 @@
  * cmd_rebalance.c - `ppscope rebalance RUN [--json]`: the layer partition that minimises the
  * run's predicted iteration time (analysis/rebalance.h computes it; this file prints it).
  */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analysis.h"
 #include "cli.h"
@@ -154,27 +154,14 @@ int pps_cmd_rebalance(int argc, char **argv)
     struct pps_report *rep = NULL;
     struct pps_rebalance rb;
     struct pps_err err = {0, ""};
-    int json = 0, rc = PPS_EXIT_OK, c;
-
-    static const struct option longopts[] = {
-        {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
+    int json = 0, rc;
+    const struct pps_cli_opt opts[] = {{"json", &json, NULL, NULL}};
 
     memset(&rb, 0, sizeof(rb));
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-        if (c == 'h') {
-            fputs(usage_text, stdout);
-            goto out;
-        } else if (c == 'j') {
-            json = 1;
-        } else {
-            rc = pps_cli_usage_error("rebalance", "unknown option '%s'", argv[optind - 1]);
-            goto out;
-        }
+    rc = pps_cli_options("rebalance", argc, argv, opts, 1, usage_text);
+    if (rc) {
+        rc = rc == PPS_CLI_HELP ? PPS_EXIT_OK : rc;
+        goto out;
     }
     if (argc - optind != 1) {
         rc = pps_cli_usage_error("rebalance", "one run needed, got %d", argc - optind);

@@ -4,7 +4,7 @@
  * and one line that says what the difference means; `--iterations`, one row per iteration
  * (report_iters.c). analysis/ computes every figure; this file only prints them.
  */
-#include <getopt.h>
+#include <unistd.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -352,8 +352,9 @@ static void print_bubble(FILE *f, const struct pps_run *run, const struct pps_re
     }
     if (rep->n_device_stages > 0) {
         print_pct(f, "device    bubble", rep->device_bubble);
-        fprintf(f, "   on the device: each window less its kernels, on the %d stage%s with "
-                   "kernels\n",
+        fprintf(f,
+                "   on the device: each window less its kernels, on the %d stage%s with "
+                "kernels\n",
                 rep->n_device_stages, rep->n_device_stages == 1 ? "" : "s");
     }
     print_pct(f, "theory    (p-1)/m", rep->bubble_quoted);
@@ -707,35 +708,18 @@ int pps_cmd_report(int argc, char **argv)
     struct pps_memory mem;
     struct pps_critpath *cp = NULL;
     struct pps_err err = {0, ""};
-    int json = 0, iterations = 0, csv = 0;
-    int rc = PPS_EXIT_OK;
-
-    static const struct option longopts[] = {
-        {"json", no_argument, NULL, 'j'},
-        {"iterations", no_argument, NULL, 'i'},
-        {"csv", no_argument, NULL, 'c'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+    int json = 0, iterations = 0, csv = 0, rc;
+    const struct pps_cli_opt opts[] = {
+        {"json", &json, NULL, NULL},
+        {"iterations", &iterations, NULL, NULL},
+        {"csv", &csv, NULL, NULL},
     };
-    int c;
 
     memset(&mem, 0, sizeof(mem));
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-        if (c == 'h') {
-            fputs(usage_text, stdout);
-            goto out;
-        } else if (c == 'j') {
-            json = 1;
-        } else if (c == 'i') {
-            iterations = 1;
-        } else if (c == 'c') {
-            csv = 1;
-        } else {
-            rc = pps_cli_usage_error("report", "unknown option '%s'", argv[optind - 1]);
-            goto out;
-        }
+    rc = pps_cli_options("report", argc, argv, opts, 3, usage_text);
+    if (rc) {
+        rc = rc == PPS_CLI_HELP ? PPS_EXIT_OK : rc;
+        goto out;
     }
     if (csv && !iterations) {
         rc = pps_cli_usage_error("report", "--csv goes with --iterations");

@@ -1,5 +1,6 @@
 /* util.c - error reporting and strict number parsing for the subcommands. */
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdlib.h>
 
@@ -28,6 +29,41 @@ int pps_cli_usage_error(const char *cmd, const char *fmt, ...)
     pps_text_put(stderr, msg);
     fprintf(stderr, " (see 'ppscope %s --help')\n", cmd);
     return PPS_EXIT_USAGE;
+}
+
+int pps_cli_options(const char *cmd, int argc, char **argv, const struct pps_cli_opt *opts, int n,
+                    const char *usage)
+{
+    struct option longopts[33];
+    int c;
+
+    if (n > 31)
+        n = 31;
+    for (int i = 0; i < n; i++)
+        longopts[i] = (struct option){opts[i].name, opts[i].take ? required_argument : no_argument,
+                                      NULL, 256 + i};
+    longopts[n] = (struct option){"help", no_argument, NULL, 'h'};
+    longopts[n + 1] = (struct option){NULL, 0, NULL, 0};
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        const struct pps_cli_opt *o = c >= 256 && c < 256 + n ? &opts[c - 256] : NULL;
+        int rc;
+
+        if (c == 'h') {
+            fputs(usage, stdout);
+            return PPS_CLI_HELP;
+        }
+        if (c == ':')
+            return pps_cli_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
+        if (!o)
+            return pps_cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+        if (!o->take)
+            *o->flag = 1;
+        else if ((rc = o->take(optarg, o->ctx)) != 0)
+            return rc;
+    }
+    return 0;
 }
 
 int pps_parse_int(const char *s, long lo, long hi, long *out)
