@@ -666,6 +666,15 @@ static size_t utf8_cut(const char *s, size_t len)
 
 size_t pps_label_clean_name(const char *name, char *out, size_t n)
 {
+    size_t len = pps_label_clean_len(name, n);
+    if (len)
+        memcpy(out, name, len);
+    out[len] = '\0';
+    return len;
+}
+
+size_t pps_label_clean_len(const char *name, size_t n)
+{
     static const char *const tails[] = {
         ", seq = ", ", op_id = ", ", sizes = ", ", input_op_ids = "};
     size_t len;
@@ -683,8 +692,6 @@ size_t pps_label_clean_name(const char *name, char *out, size_t n)
     }
     if (len > n - 1)
         len = utf8_cut(name, n - 1);
-    memcpy(out, name, len);
-    out[len] = '\0';
     return len;
 }
 

@@ -145,6 +145,8 @@ int pps_label_kind_parse(const char *text, size_t len);
  * length written.
  */
 size_t pps_label_clean_name(const char *name, char *out, size_t n);
+/* The length pps_label_clean_name() would write, without copying: the name is name[0..len). */
+size_t pps_label_clean_len(const char *name, size_t n);
 
 /*
  * Encodes a wide string (UTF-32, or UTF-16 where wchar_t has 16 bits) as UTF-8 into out (n

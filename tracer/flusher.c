@@ -208,6 +208,20 @@ static void write_spans(struct pps_tracer *t, const struct pps_span *spans, size
     }
 }
 
+/* Spans stamped in TSC ticks into nanoseconds (tsc.h), through the map whose newest point was
+ * taken after they were published. */
+static void convert_ticks(struct pps_tracer *t, struct pps_span *spans, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct pps_span *s = &spans[i];
+        if (s->clock != PPS__CLOCK_TICKS)
+            continue;
+        s->start_ns = pps__tsc_map_ns(&t->tsc, s->start_ns);
+        s->end_ns = pps__tsc_map_ns(&t->tsc, s->end_ns);
+        s->clock = PPS_CLOCK_HOST;
+    }
+}
+
 static void write_batch(struct pps_tracer *t, size_t n)
 {
     write_names(t);
@@ -248,6 +262,8 @@ void pps__flusher_drain(struct pps_tracer *t)
 
     for (int k = 0; k < n; k++)
         t->limits[k] = atomic_load_explicit(&t->bufs[k]->head, memory_order_acquire);
+    if (pps__tsc_on)
+        pps__tsc_map_sample(&t->tsc);
     for (;;) {
         size_t got = 0;
 
@@ -258,6 +274,7 @@ void pps__flusher_drain(struct pps_tracer *t)
             if (k < room)
                 i++; /* buffer i is drained up to its limit */
         }
+        convert_ticks(t, t->batch, got);
         write_batch(t, got);
         if (i >= n)
             break;

@@ -135,6 +135,20 @@ static uint64_t full_after_env(void)
     return *end ? UINT64_MAX : (uint64_t)n;
 }
 
+/* Meta clock_source: how span times were read (docs/schema.md). With the TSC, the map's first
+ * calibration points are taken here, before any span can be stamped: one now, one after a
+ * short spin, so that a tick is never converted by a single point. */
+static int write_clock_source(struct pps_tracer *t, struct pps_err *err)
+{
+    if (!pps__tsc_on)
+        return pps_store_writer_meta(t->w, "clock_source", "monotonic", err);
+    pps__tsc_map_sample(&t->tsc);
+    for (int64_t until = pps__now() + 50000; pps__now() < until;)
+        ;
+    pps__tsc_map_sample(&t->tsc);
+    return pps_store_writer_meta(t->w, "clock_source", "tsc", err);
+}
+
 /* Frees what pps_trace_open() set up; the writer must already be closed. */
 static void tracer_free(struct pps_tracer *t, int sync_init)
 {
@@ -145,6 +159,7 @@ static void tracer_free(struct pps_tracer *t, int sync_init)
     free(t->bufs);
     free(t->limits);
     free(t->batch);
+    pps__tsc_map_release(&t->tsc);
     pps_strtab_release(&t->names);
     pps__queues_free(t);
     if (sync_init) {
@@ -199,6 +214,7 @@ int pps_trace_open(const struct pps_trace_options *o, struct pps_tracer **out, s
     if ((rc = check_options(o, err)) || (rc = resolve_rank(o, &rank, &world, err)))
         goto out;
     pps__clock_skew_init();
+    pps__tsc_mode_init();
 
     /* Everything that can fail without leaving a file behind comes before the shard. */
     if (posix_memalign(&mem, 64, sizeof(*t)) != 0) {
@@ -224,7 +240,8 @@ int pps_trace_open(const struct pps_trace_options *o, struct pps_tracer **out, s
     t->bufs = calloc((size_t)o->max_threads, sizeof(*t->bufs));
     t->limits = calloc((size_t)o->max_threads, sizeof(*t->limits));
     t->batch = malloc(PPS__BATCH_SPANS * sizeof(*t->batch));
-    if (!t->bufs || !t->limits || !t->batch) {
+    if (!t->bufs || !t->limits || !t->batch ||
+        (pps__tsc_on && pps__tsc_map_init(&t->tsc, PPS__TSC_POINTS) != 0)) {
         rc = pps_err_set(err, PPS_ENOMEM, "pps_trace_open: out of memory");
         goto out;
     }
@@ -243,6 +260,7 @@ int pps_trace_open(const struct pps_trace_options *o, struct pps_tracer **out, s
         goto out;
     if ((world > 0 && (rc = pps_store_writer_meta_int(t->w, "world", world, err))) ||
         (rc = pps_store_writer_meta(t->w, "source", "tracer", err)) ||
+        (rc = write_clock_source(t, err)) ||
         (t->clock_sync && (rc = write_clock_meta(t->w, "start", &sync, err))))
         goto out;
     if ((rc = pps__live_add(t, err)))
@@ -337,6 +355,12 @@ static int close_tracer(struct pps_tracer *t, int complete, struct pps_err *err)
     }
     /* What the last drain left: the rows queued above, anything queued meanwhile. */
     pps__flusher_drain(t);
+    if (pps__tsc_on && pps__tsc_map_hz(&t->tsc) > 0) {
+        char hz[32];
+        snprintf(hz, sizeof(hz), "%.0f", pps__tsc_map_hz(&t->tsc));
+        if (pps_store_writer_meta(t->w, "clock_tsc_hz", hz, &e) != 0)
+            pps__fail(t, &e);
+    }
     /* An injected full disk cannot take the complete mark either, as a real one could not. */
     if (complete && pps__injected_full(t, &e) != 0) {
         pps__fail(t, &e);
@@ -527,7 +551,7 @@ void pps_trace_begin(struct pps_tracer *t, int kind, int stage, int chunk, int m
         if (f->pushed)
             pps__cupti_push(pps__devop_pack(slot, kind, chunk, mb, f->iter));
     }
-    f->start_ns = pps__now();
+    f->start_ns = pps__stamp();
 }
 
 int pps_trace_thread_init(struct pps_tracer *t)
@@ -539,7 +563,7 @@ int pps_trace_thread_init(struct pps_tracer *t)
 
 void pps_trace_end(struct pps_tracer *t)
 {
-    int64_t now = pps__now(); /* the span ends when end is called, not after the bookkeeping */
+    int64_t now = pps__stamp(); /* the span ends when end is called, not after the bookkeeping */
     struct pps__tbuf *b;
     struct pps__frame *f;
     struct pps_span *s;
@@ -566,7 +590,7 @@ void pps_trace_end(struct pps_tracer *t)
     s->stage = f->stage;
     s->chunk = f->chunk;
     s->kind = f->kind;
-    s->clock = PPS_CLOCK_HOST;
+    s->clock = pps__stamp_clock();
     s->rank = 0;
     pps__tbuf_publish(b);
 }
@@ -632,37 +656,51 @@ uint64_t pps__trace_dev_push(struct pps_tracer *t, int kind, int chunk, int mb)
 }
 
 void pps__trace_record_dev(struct pps_tracer *t, int kind, int stage, int chunk, int mb,
-                           int64_t start_ns, int64_t end_ns, uint64_t ext)
+                           int64_t start, int64_t end, uint64_t ext)
 {
     struct pps__tbuf *b;
     struct pps_span *s;
     int slot, k, c, m, iter;
 
-    if (!ext || pps__devop_unpack(ext, &slot, &k, &c, &m, &iter) != 0) {
-        pps_trace_record(t, kind, stage, chunk, mb, start_ns, end_ns);
-        return;
-    }
     if (!t || !(s = slot_for(t, kind, stage, chunk, &b)))
         return;
-    fill(s, kind, stage, chunk, iter, mb, start_ns, end_ns);
-    s->corr = pps__devop_corr(ext);
+    if (!ext || pps__devop_unpack(ext, &slot, &k, &c, &m, &iter) != 0) {
+        fill(s, kind, stage, chunk, atomic_load_explicit(&t->iter, memory_order_relaxed), mb, start,
+             end);
+    } else {
+        fill(s, kind, stage, chunk, iter, mb, start, end);
+        s->corr = pps__devop_corr(ext);
+    }
+    s->clock = pps__stamp_clock();
     pps__tbuf_publish(b);
 }
 
-void pps_trace_p2p_msg(struct pps_tracer *t, int kind, int stage, int peer, int mb, int64_t bytes,
-                       int64_t start_ns, int64_t end_ns, int64_t msg_id)
+static void p2p_span(struct pps_tracer *t, int kind, int stage, int peer, int mb, int64_t bytes,
+                     int64_t start, int64_t end, int64_t msg_id, uint8_t clock)
 {
     struct pps__tbuf *b;
     struct pps_span *s;
 
     if (!t || !(s = slot_for(t, kind, stage, -1, &b)))
         return;
-    fill(s, kind, stage, -1, atomic_load_explicit(&t->iter, memory_order_relaxed), mb, start_ns,
-         end_ns);
+    fill(s, kind, stage, -1, atomic_load_explicit(&t->iter, memory_order_relaxed), mb, start, end);
     s->peer = peer;
     s->bytes = bytes;
     s->corr = msg_id > 0 ? msg_id : 0;
+    s->clock = clock;
     pps__tbuf_publish(b);
+}
+
+void pps_trace_p2p_msg(struct pps_tracer *t, int kind, int stage, int peer, int mb, int64_t bytes,
+                       int64_t start_ns, int64_t end_ns, int64_t msg_id)
+{
+    p2p_span(t, kind, stage, peer, mb, bytes, start_ns, end_ns, msg_id, PPS_CLOCK_HOST);
+}
+
+void pps__trace_p2p_stamped(struct pps_tracer *t, int kind, int stage, int peer, int mb,
+                            int64_t bytes, int64_t start, int64_t end)
+{
+    p2p_span(t, kind, stage, peer, mb, bytes, start, end, 0, pps__stamp_clock());
 }
 
 void pps_trace_p2p(struct pps_tracer *t, int kind, int stage, int peer, int mb, int64_t bytes,
@@ -671,18 +709,30 @@ void pps_trace_p2p(struct pps_tracer *t, int kind, int stage, int peer, int mb, 
     pps_trace_p2p_msg(t, kind, stage, peer, mb, bytes, start_ns, end_ns, 0);
 }
 
-void pps_trace_named(struct pps_tracer *t, int kind, int stage, int32_t name_id, int64_t start_ns,
-                     int64_t end_ns)
+static void named_span(struct pps_tracer *t, int kind, int stage, int32_t name_id, int64_t start,
+                       int64_t end, uint8_t clock)
 {
     struct pps__tbuf *b;
     struct pps_span *s;
 
     if (!t || !(s = slot_for(t, kind, stage, -1, &b)))
         return;
-    fill(s, kind, stage, -1, atomic_load_explicit(&t->iter, memory_order_relaxed), -1, start_ns,
-         end_ns);
+    fill(s, kind, stage, -1, atomic_load_explicit(&t->iter, memory_order_relaxed), -1, start, end);
     s->name_id = name_id >= 0 ? name_id : -1;
+    s->clock = clock;
     pps__tbuf_publish(b);
+}
+
+void pps_trace_named(struct pps_tracer *t, int kind, int stage, int32_t name_id, int64_t start_ns,
+                     int64_t end_ns)
+{
+    named_span(t, kind, stage, name_id, start_ns, end_ns, PPS_CLOCK_HOST);
+}
+
+void pps__trace_named_stamped(struct pps_tracer *t, int kind, int stage, int32_t name_id,
+                              int64_t start, int64_t end)
+{
+    named_span(t, kind, stage, name_id, start, end, pps__stamp_clock());
 }
 
 void pps__trace_device_span(struct pps_tracer *t, const struct pps_span *d, const char *name)

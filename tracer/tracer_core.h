@@ -29,6 +29,7 @@
 #include "pps_strtab.h"
 #include "storage.h"
 #include "tracer_int.h"
+#include "tsc.h"
 
 #define PPS__STACK_DEPTH 32    /* begin/end nesting kept per thread */
 #define PPS__TLS_SLOTS   4     /* tracers a thread can record into before its cache evicts one */
@@ -81,13 +82,19 @@ struct pps__meta_item {
 void pps__trace_device_span(struct pps_tracer *t, const struct pps_span *s, const char *name);
 #define PPS__DEV_Q_MAX (1u << 20)
 /*
- * For ops timed by their caller (the NVTX injection): the op's packed id pushed to CUPTI as it
- * starts (0, nothing pushed, when t traces no device), and the op's span recorded with that id's
- * iteration and corr at its end (ext 0: as pps_trace_record).
+ * For ops timed by their caller (the NVTX injection), with times from pps__stamp(): the op's
+ * packed id pushed to CUPTI as it starts (0, nothing pushed, when t traces no device), and the
+ * op's span recorded with that id's iteration and corr at its end (ext 0: the current
+ * iteration, no corr). The p2p and named ranges of the injection, as pps_trace_p2p() and
+ * pps_trace_named() with stamps.
  */
 uint64_t pps__trace_dev_push(struct pps_tracer *t, int kind, int chunk, int mb);
 void pps__trace_record_dev(struct pps_tracer *t, int kind, int stage, int chunk, int mb,
-                           int64_t start_ns, int64_t end_ns, uint64_t ext);
+                           int64_t start, int64_t end, uint64_t ext);
+void pps__trace_p2p_stamped(struct pps_tracer *t, int kind, int stage, int peer, int mb,
+                            int64_t bytes, int64_t start, int64_t end);
+void pps__trace_named_stamped(struct pps_tracer *t, int kind, int stage, int32_t name_id,
+                              int64_t start, int64_t end);
 
 struct pps_tracer {
     /* Read on every span, written (iter) once per iteration: their own cache line. */
@@ -153,6 +160,8 @@ struct pps_tracer {
     struct pps_span *batch;
     uint64_t *limits; /* per buffer: the head seen when the drain began */
     size_t names_written;
+    /* With the TSC (tsc.h): the calibration points that turn ticks into nanoseconds. */
+    struct pps__tsc_map tsc;
 
     struct pps_tracer *next_live; /* the process's list of open tracers (buffer.c) */
 };
@@ -176,6 +185,21 @@ static inline int64_t pps__now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec + pps__clock_skew_ns;
+}
+
+/* A span's time as the hot path reads it: TSC ticks where the process stamps with the TSC
+ * (tsc.h), which the flusher turns into nanoseconds, else pps__now(). pps__stamp_clock() is the
+ * clock to put in the span's slot with it. */
+static inline int64_t pps__stamp(void)
+{
+    if (__builtin_expect(pps__tsc_on, 1))
+        return pps__rdtsc();
+    return pps__now();
+}
+
+static inline uint8_t pps__stamp_clock(void)
+{
+    return pps__tsc_on ? PPS__CLOCK_TICKS : PPS_CLOCK_HOST;
 }
 
 /* ---- buffer.c -------------------------------------------------------------------------------- */
@@ -261,7 +285,9 @@ uint64_t pps__dropped_total(struct pps_tracer *t);
 int pps__flusher_start(struct pps_tracer *t, struct pps_err *err);
 /* Asks the flusher for a last drain, and joins it. */
 void pps__flusher_stop(struct pps_tracer *t);
-/* Drains everything now on the calling thread (the flusher must not be running). */
+/* Drains everything now on the calling thread (the flusher must not be running). Spans
+ * stamped in TSC ticks leave it in nanoseconds, through a calibration point taken after the
+ * heads are noted (so after every tick it converts). */
 void pps__flusher_drain(struct pps_tracer *t);
 /* Records the first error met (a later one is dropped: the first explains); pps__fail() takes
  * t->lock, pps__fail_locked() is for a caller that holds it. */

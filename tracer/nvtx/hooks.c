@@ -16,6 +16,7 @@
  * - Nothing here aborts or blocks the program: ranges that cannot be traced are dropped and
  *   counted, and injection.c reports the count at exit.
  */
+#define _DEFAULT_SOURCE /* syscall(), for membarrier(2) */
 #include "injection_int.h"
 
 #include <pthread.h>
@@ -24,6 +25,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/membarrier.h>
 
 #include "iters.h"
 #include "names.h"
@@ -37,7 +43,7 @@
 #define UNNAMED         "(unnamed)"
 
 struct frame {
-    int64_t start_ns;
+    int64_t start_ns;                  /* pps__stamp(): TSC ticks or nanoseconds (tracer/tsc.h) */
     const struct pps__nvtx_name *name; /* NULL: not traced (counted when it ends) */
     const void *domain;                /* NULL for the core API and the default domain */
     int64_t bytes;                     /* from the event's payload, -1 if none */
@@ -45,6 +51,8 @@ struct frame {
 };
 
 struct thread_stack {
+    _Atomic int active; /* 1 while the thread is inside a hook (enter() to leave()) */
+    int warm;           /* 1 once the thread's tracer buffer is set up */
     struct frame frames[PPS__NVTX_STACK_FRAMES];
     int depth;         /* frames in use */
     int lost;          /* pushes beyond PPS__NVTX_STACK_FRAMES, popped before the frames are */
@@ -77,44 +85,98 @@ static struct {
     struct domain *domains;
 } h = {.iter = -1, .free_head = -1, .inferred = PPS__NVTX_ITERS_INIT};
 
-static _Thread_local struct thread_stack *tls_stack;
-static _Thread_local int tls_warm; /* 1 once this thread's tracer buffer is set up */
+/* Initial-exec, as the tracer core's own: one %fs-relative load, no __tls_get_addr call. */
+static _Thread_local struct thread_stack *tls_stack __attribute__((tls_model("initial-exec")));
+
+static struct thread_stack *get_stack(void);
 
 /* ---- entering and leaving the tracer ---------------------------------------------------- */
 
 /*
- * Every hook that may touch the tracer runs between enter() and leave(). The exit handler sets
- * closing, then waits for active to drain: with sequentially consistent atomics on both sides,
- * a hook either sees closing and backs out, or is counted and waited for.
+ * Every hook that may touch the tracer runs between enter() and leave(), marked in its own
+ * thread's flag: no write to a line that other threads share. The exit handler sets closing,
+ * then waits for every thread's flag to clear (pps__nvtx_hooks_quiesce). It is Dekker's
+ * pattern, each side storing its flag and then reading the other's, made asymmetric where the
+ * kernel allows: the hook side orders its store and load with a compiler barrier alone, and the
+ * exit side makes every thread of the process run a full barrier (membarrier(2),
+ * MEMBARRIER_CMD_PRIVATE_EXPEDITED), as liburcu does. Without membarrier both sides use a
+ * sequentially consistent fence. Either way a hook sees closing and backs out, or is seen and
+ * waited for.
  */
-static int enter(void)
+static inline __attribute__((always_inline)) struct thread_stack *enter(void)
 {
-    /* Checked first as well, so that threads calling NVTX in a loop do not keep the count from
-     * ever reading zero once closing is set. */
+    struct thread_stack *s;
+
     if (atomic_load_explicit(&pps__nvtx.closing, memory_order_relaxed))
-        return 0;
-    atomic_fetch_add(&pps__nvtx.active, 1);
-    if (atomic_load(&pps__nvtx.closing)) {
-        atomic_fetch_sub(&pps__nvtx.active, 1);
-        return 0;
+        return NULL;
+    if (!(s = tls_stack) && !(s = get_stack())) {
+        atomic_fetch_add(&pps__nvtx.dropped, 1); /* a range, or a mark: not traced */
+        return NULL;
     }
-    if (!tls_warm) {
+    atomic_store_explicit(&s->active, 1, memory_order_relaxed);
+    if (pps__nvtx.membarrier)
+        atomic_signal_fence(memory_order_seq_cst);
+    else
+        atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(&pps__nvtx.closing, memory_order_relaxed)) {
+        atomic_store_explicit(&s->active, 0, memory_order_release);
+        return NULL;
+    }
+    if (!s->warm) {
         /* Pays for the thread's buffer here, before the hook reads the clock, instead of inside
          * the program's first range. */
-        tls_warm = 1;
+        s->warm = 1;
         pps_trace_thread_init(pps__nvtx.t);
     }
-    return 1;
+    return s;
 }
 
-static void leave(void)
+static inline __attribute__((always_inline)) void leave(struct thread_stack *s)
 {
-    atomic_fetch_sub(&pps__nvtx.active, 1);
+    atomic_store_explicit(&s->active, 0, memory_order_release);
 }
 
 static void drop(void)
 {
     atomic_fetch_add(&pps__nvtx.dropped, 1);
+}
+
+void pps__nvtx_membarrier_init(void)
+{
+#ifdef __NR_membarrier
+    long cmds = syscall(__NR_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+    pps__nvtx.membarrier =
+        cmds > 0 && (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
+        syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+#else
+    pps__nvtx.membarrier = 0;
+#endif
+}
+
+/* Whether some thread is inside a hook, after the barrier that makes every flag visible. */
+static int any_active(void)
+{
+    int busy = 0;
+
+#ifdef __NR_membarrier
+    if (pps__nvtx.membarrier && syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0))
+        pps__nvtx.membarrier = 0; /* cannot happen once registered; fall back to fences */
+#endif
+    atomic_thread_fence(memory_order_seq_cst);
+    pthread_mutex_lock(&pps__nvtx.lock);
+    for (struct thread_stack *s = h.threads; s && !busy; s = s->next)
+        busy = atomic_load_explicit(&s->active, memory_order_acquire);
+    pthread_mutex_unlock(&pps__nvtx.lock);
+    return busy;
+}
+
+int pps__nvtx_hooks_quiesce(int ms)
+{
+    for (int i = 0; i < ms && any_active(); i++) {
+        struct timespec one = {0, 1000000};
+        nanosleep(&one, NULL);
+    }
+    return any_active() ? -1 : 0;
 }
 
 /* ---- names ------------------------------------------------------------------------------ */
@@ -132,11 +194,11 @@ void pps__nvtx_fill_name(void *ctx, struct pps__nvtx_name *n)
 
 static const struct pps__nvtx_name *name_of_ascii(const char *s)
 {
-    char buf[NAME_BYTES];
-    size_t len = pps_label_clean_name(s, buf, sizeof(buf));
+    /* Looked up in place: the cache copies a name only the first time it sees it. */
+    size_t len = pps_label_clean_len(s, NAME_BYTES);
     if (len == 0)
         return pps__nvtx_names_get(&pps__nvtx.names, UNNAMED, strlen(UNNAMED));
-    return pps__nvtx_names_get(&pps__nvtx.names, buf, len);
+    return pps__nvtx_names_get(&pps__nvtx.names, s, len);
 }
 
 static const struct pps__nvtx_name *name_of_wide(const wchar_t *ws)
@@ -250,7 +312,7 @@ static void record(const struct pps__nvtx_name *n, int64_t start, int64_t end, i
             bytes = op->bytes;
         else if (bytes < 0 || op->kind == PPS_TRACE_WAIT)
             bytes = 0;
-        pps_trace_p2p(pps__nvtx.t, op->kind, stage, op->peer, op->mb, bytes, start, end);
+        pps__trace_p2p_stamped(pps__nvtx.t, op->kind, stage, op->peer, op->mb, bytes, start, end);
         return;
     case PPS_TRACE_F:
     case PPS_TRACE_B:
@@ -266,7 +328,7 @@ static void record(const struct pps__nvtx_name *n, int64_t start, int64_t end, i
             drop();
             return;
         }
-        pps_trace_named(pps__nvtx.t, PPS_TRACE_RANGE, stage, n->name_id, start, end);
+        pps__trace_named_stamped(pps__nvtx.t, PPS_TRACE_RANGE, stage, n->name_id, start, end);
     }
 }
 
@@ -282,7 +344,7 @@ void pps__nvtx_stack_exit(void *stack)
         return; /* the lock may have been held by a thread that the fork left behind */
     pthread_mutex_lock(&pps__nvtx.lock);
     if (s->depth > 0) {
-        s->exited_ns = pps_trace_now();
+        s->exited_ns = pps__stamp();
     } else {
         for (struct thread_stack **pp = &h.threads; *pp; pp = &(*pp)->next) {
             if (*pp == s) {
@@ -314,13 +376,9 @@ static struct thread_stack *get_stack(void)
 }
 
 /* Returns the new range's nesting level (0-based), or -1 when it is not traced. */
-static int push(const void *domain, const struct pps__nvtx_name *n, int64_t bytes, int64_t now)
+static int push(struct thread_stack *s, const void *domain, const struct pps__nvtx_name *n,
+                int64_t bytes, int64_t now)
 {
-    struct thread_stack *s = get_stack();
-    if (!s) {
-        drop();
-        return -1;
-    }
     on_start(n);
     if (s->depth == PPS__NVTX_STACK_FRAMES) {
         s->lost++;
@@ -334,9 +392,11 @@ static int push(const void *domain, const struct pps__nvtx_name *n, int64_t byte
     f->bytes = bytes;
     /* Device activity: the op's id around its kernels (push/pop ranges only: start/end ranges
      * may end on another thread, and CUPTI's stack is the thread's). */
-    f->ext = is_compute(n) ? pps__trace_dev_push(pps__nvtx.t, n->op.kind,
-                                                 n->op.chunk >= 0 ? n->op.chunk : 0, n->op.mb)
-                           : 0;
+    f->ext =
+        is_compute(n) && atomic_load_explicit(&pps__nvtx.t->dev_slot, memory_order_relaxed) >= 0
+            ? pps__trace_dev_push(pps__nvtx.t, n->op.kind, n->op.chunk >= 0 ? n->op.chunk : 0,
+                                  n->op.mb)
+            : 0;
     return s->depth + s->lost - 1;
 }
 
@@ -356,7 +416,8 @@ static int pop(const void *domain, int64_t now)
     if (i < 0)
         return -1;
     struct frame f = s->frames[i];
-    memmove(&s->frames[i], &s->frames[i + 1], sizeof(f) * (size_t)(s->depth - 1 - i));
+    if (i + 1 < s->depth) /* another domain's range is inside it: close the gap */
+        memmove(&s->frames[i], &s->frames[i + 1], sizeof(f) * (size_t)(s->depth - 1 - i));
     s->depth--;
     if (f.ext)
         pps__cupti_pop();
@@ -449,111 +510,122 @@ void pps__nvtx_end_open_ranges(int64_t now)
 static void NVTX_API hook_mark_ex(const nvtxEventAttributes_t *a)
 {
     int64_t bytes;
-    if (!enter())
+    struct thread_stack *ts = enter();
+    if (!ts)
         return;
-    int64_t now = pps_trace_now();
+    int64_t now = pps__stamp();
     mark(name_of_event(a, &bytes), now);
-    leave();
+    leave(ts);
 }
 
 static void NVTX_API hook_mark_a(const char *msg)
 {
-    if (!enter())
+    struct thread_stack *ts = enter();
+    if (!ts)
         return;
-    int64_t now = pps_trace_now();
+    int64_t now = pps__stamp();
     mark(name_of_ascii(msg), now);
-    leave();
+    leave(ts);
 }
 
 static void NVTX_API hook_mark_w(const wchar_t *msg)
 {
-    if (!enter())
+    struct thread_stack *ts = enter();
+    if (!ts)
         return;
-    int64_t now = pps_trace_now();
+    int64_t now = pps__stamp();
     mark(name_of_wide(msg), now);
-    leave();
+    leave(ts);
 }
 
 static nvtxRangeId_t NVTX_API hook_start_ex(const nvtxEventAttributes_t *a)
 {
     int64_t bytes;
-    if (!enter())
+    struct thread_stack *ts = enter();
+    if (!ts)
         return 0;
-    int64_t now = pps_trace_now();
+    int64_t now = pps__stamp();
     const struct pps__nvtx_name *n = name_of_event(a, &bytes);
     nvtxRangeId_t id = start_range(n, bytes, now);
-    leave();
+    leave(ts);
     return id;
 }
 
 static nvtxRangeId_t NVTX_API hook_start_a(const char *msg)
 {
-    if (!enter())
+    struct thread_stack *ts = enter();
+    if (!ts)
         return 0;
-    int64_t now = pps_trace_now();
+    int64_t now = pps__stamp();
     nvtxRangeId_t id = start_range(name_of_ascii(msg), -1, now);
-    leave();
+    leave(ts);
     return id;
 }
 
 static nvtxRangeId_t NVTX_API hook_start_w(const wchar_t *msg)
 {
-    if (!enter())
+    struct thread_stack *ts = enter();
+    if (!ts)
         return 0;
-    int64_t now = pps_trace_now();
+    int64_t now = pps__stamp();
     nvtxRangeId_t id = start_range(name_of_wide(msg), -1, now);
-    leave();
+    leave(ts);
     return id;
 }
 
 static void NVTX_API hook_end(nvtxRangeId_t id)
 {
-    if (!enter())
+    struct thread_stack *ts = enter();
+    if (!ts)
         return;
-    int64_t now = pps_trace_now();
+    int64_t now = pps__stamp();
     end_range(id, now);
-    leave();
+    leave(ts);
 }
 
 static int NVTX_API hook_push_ex(const nvtxEventAttributes_t *a)
 {
     int64_t bytes;
-    if (!enter())
+    struct thread_stack *ts = enter();
+    if (!ts)
         return -1;
-    int64_t now = pps_trace_now();
+    int64_t now = pps__stamp();
     const struct pps__nvtx_name *n = name_of_event(a, &bytes);
-    int level = push(NULL, n, bytes, now);
-    leave();
+    int level = push(ts, NULL, n, bytes, now);
+    leave(ts);
     return level;
 }
 
 static int NVTX_API hook_push_a(const char *msg)
 {
-    if (!enter())
+    struct thread_stack *ts = enter();
+    if (!ts)
         return -1;
-    int64_t now = pps_trace_now();
-    int level = push(NULL, name_of_ascii(msg), -1, now);
-    leave();
+    int64_t now = pps__stamp();
+    int level = push(ts, NULL, name_of_ascii(msg), -1, now);
+    leave(ts);
     return level;
 }
 
 static int NVTX_API hook_push_w(const wchar_t *msg)
 {
-    if (!enter())
+    struct thread_stack *ts = enter();
+    if (!ts)
         return -1;
-    int64_t now = pps_trace_now();
-    int level = push(NULL, name_of_wide(msg), -1, now);
-    leave();
+    int64_t now = pps__stamp();
+    int level = push(ts, NULL, name_of_wide(msg), -1, now);
+    leave(ts);
     return level;
 }
 
 static int NVTX_API hook_pop(void)
 {
-    if (!enter())
+    struct thread_stack *ts = enter();
+    if (!ts)
         return -1;
-    int64_t now = pps_trace_now();
+    int64_t now = pps__stamp();
     int level = pop(NULL, now);
-    leave();
+    leave(ts);
     return level;
 }
 
@@ -567,20 +639,22 @@ static void name_thread(uint32_t tid, const char *name)
 
 static void NVTX_API hook_name_thread_a(uint32_t tid, const char *name)
 {
-    if (!enter())
+    struct thread_stack *ts = enter();
+    if (!ts)
         return;
     name_thread(tid, name);
-    leave();
+    leave(ts);
 }
 
 static void NVTX_API hook_name_thread_w(uint32_t tid, const wchar_t *name)
 {
     char buf[NAME_BYTES];
-    if (!enter())
+    struct thread_stack *ts = enter();
+    if (!ts)
         return;
     pps_label_utf8_from_wide(name, buf, sizeof(buf));
     name_thread(tid, buf);
-    leave();
+    leave(ts);
 }
 
 /* ---- the hooks: domains ------------------------------------------------------------------ */
@@ -632,20 +706,22 @@ static void NVTX_API hook_domain_destroy(nvtxDomainHandle_t domain)
 static nvtxStringHandle_t NVTX_API hook_register_a(nvtxDomainHandle_t domain, const char *s)
 {
     (void)domain;
-    if (!enter())
+    struct thread_stack *ts = enter();
+    if (!ts)
         return NULL;
     const struct pps__nvtx_name *n = name_of_ascii(s);
-    leave();
+    leave(ts);
     return (nvtxStringHandle_t)(uintptr_t)n;
 }
 
 static nvtxStringHandle_t NVTX_API hook_register_w(nvtxDomainHandle_t domain, const wchar_t *s)
 {
     (void)domain;
-    if (!enter())
+    struct thread_stack *ts = enter();
+    if (!ts)
         return NULL;
     const struct pps__nvtx_name *n = name_of_wide(s);
-    leave();
+    leave(ts);
     return (nvtxStringHandle_t)(uintptr_t)n;
 }
 
@@ -671,22 +747,24 @@ static void NVTX_API hook_domain_end(nvtxDomainHandle_t domain, nvtxRangeId_t id
 static int NVTX_API hook_domain_push_ex(nvtxDomainHandle_t domain, const nvtxEventAttributes_t *a)
 {
     int64_t bytes;
-    if (!enter())
+    struct thread_stack *ts = enter();
+    if (!ts)
         return -1;
-    int64_t now = pps_trace_now();
+    int64_t now = pps__stamp();
     const struct pps__nvtx_name *n = name_of_event(a, &bytes);
-    int level = push((const void *)domain, n, bytes, now);
-    leave();
+    int level = push(ts, (const void *)domain, n, bytes, now);
+    leave(ts);
     return level;
 }
 
 static int NVTX_API hook_domain_pop(nvtxDomainHandle_t domain)
 {
-    if (!enter())
+    struct thread_stack *ts = enter();
+    if (!ts)
         return -1;
-    int64_t now = pps_trace_now();
+    int64_t now = pps__stamp();
     int level = pop((const void *)domain, now);
-    leave();
+    leave(ts);
     return level;
 }
 

@@ -26,7 +26,7 @@
 #include "names.h"
 #include "labels.h"
 #include "ppscope/trace.h"
-#include "tracer_int.h"
+#include "tracer_core.h"
 
 #define MAX_NAMES 65536 /* distinct names; ranges with more are dropped */
 
@@ -55,11 +55,7 @@ static void at_exit(void)
     if (pps__nvtx.forked || !pps__nvtx.t)
         return;
     atomic_store(&pps__nvtx.closing, 1);
-    for (int i = 0; i < 2000 && atomic_load(&pps__nvtx.active) > 0; i++) {
-        struct timespec ms = {0, 1000000};
-        nanosleep(&ms, NULL);
-    }
-    if (atomic_load(&pps__nvtx.active) > 0) {
+    if (pps__nvtx_hooks_quiesce(2000) != 0) {
         /* A thread is stuck inside a hook: closing under it could crash the program. */
         pps_trace_flush(pps__nvtx.t, NULL);
         fprintf(stderr, "ppscope nvtx: a thread was still inside NVTX at exit: the run is "
@@ -67,7 +63,7 @@ static void at_exit(void)
         return;
     }
 
-    pps__nvtx_end_open_ranges(pps_trace_now());
+    pps__nvtx_end_open_ranges(pps__stamp());
 
     unsigned long long dropped = atomic_load(&pps__nvtx.dropped);
     size_t refused = pps__nvtx_names_refused(&pps__nvtx.names);
@@ -179,6 +175,7 @@ static int open_run(void)
         return -1;
     }
     device_activity();
+    pps__nvtx_membarrier_init();
     pps__nvtx.have_key = pthread_key_create(&pps__nvtx.stack_key, pps__nvtx_stack_exit) == 0;
     pthread_atfork(NULL, NULL, at_fork_child);
     if (atexit(at_exit) != 0)

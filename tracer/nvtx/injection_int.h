@@ -38,8 +38,8 @@ struct pps__nvtx {
     int keep_ranges; /* 0 with PPSCOPE_NVTX_RANGES=pipeline: only pipeline ops */
     struct pps_label_patterns pat;
     struct pps__nvtx_names names;
-    atomic_int active;  /* hooks between entering and leaving the tracer */
     atomic_int closing; /* set by the exit handler, or in a forked child: hooks do nothing */
+    int membarrier;     /* 1: the process is registered for MEMBARRIER_CMD_PRIVATE_EXPEDITED */
     int forked;
     atomic_ullong dropped;   /* ranges not traced, reported at exit */
     pthread_key_t stack_key; /* its destructor is pps__nvtx_stack_exit */
@@ -53,6 +53,17 @@ void pps__nvtx_fill_name(void *ctx, struct pps__nvtx_name *name);
 
 /* The destructor of stack_key: a thread exits, leaving its push/pop stack behind. */
 void pps__nvtx_stack_exit(void *stack);
+
+/* Registers the process for membarrier(2)'s expedited barrier, setting pps__nvtx.membarrier;
+ * for open_run, before any hook is installed. */
+void pps__nvtx_membarrier_init(void);
+
+/*
+ * For the exit handler, once closing is set: waits up to ms milliseconds for every thread to
+ * leave the hook it is in (hooks.c: enter() and leave()). 0 when none is inside one, -1 when a
+ * thread still is.
+ */
+int pps__nvtx_hooks_quiesce(int ms);
 
 /*
  * Records every range still open as ending at now, or when its thread exited. For the exit

@@ -25,11 +25,23 @@ struct pps__nvtx_name {
 /* Called once per new name, under the cache's lock, before anyone else can see the name. */
 typedef void (*pps__nvtx_fill_fn)(void *ctx, struct pps__nvtx_name *name);
 
+/* One generation of the table: open addressing, a power of two, at most half full. A grown
+ * table replaces it; the old one is kept (readers may still be probing it) until release. */
+struct pps__nvtx_name_table {
+    size_t cap;
+    struct pps__nvtx_name_table *older;
+    struct pps__nvtx_name *_Atomic slots[];
+};
+
+/*
+ * Lookups of a name already there take no lock: they probe the current table with acquire
+ * loads. A new name is added under the lock (probed again there), its entry filled before it
+ * is published with a release store, so a reader that finds it sees it whole.
+ */
 struct pps__nvtx_names {
     pthread_mutex_t lock;
-    struct pps__nvtx_name **slots; /* open addressing, a power of two, at most half full */
-    size_t cap;
-    size_t n;
+    struct pps__nvtx_name_table *_Atomic table;
+    size_t n;       /* under lock */
     size_t max;     /* distinct names kept; more are refused */
     size_t refused; /* lookups that got NULL (too many names, out of memory); under lock */
     pps__nvtx_fill_fn fill;
