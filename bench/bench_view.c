@@ -29,7 +29,7 @@
 #include "analysis.h"
 #include "schedule.h"
 #include "storage.h"
-#include "tui.h"
+#include "tui_core.h"
 
 static void sleep_s(double s)
 {

@@ -2,7 +2,7 @@
  * app_none.c - the interactive view of a ppscope built without ncursesw: it says so, and
  * `--once` still works.
  */
-#include "tui.h"
+#include "tui_core.h"
 
 int pps_tui_interactive(const char *path_a, const char *path_b, const struct pps_tui_opts *opts,
                         struct pps_err *err)

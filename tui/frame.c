@@ -5,7 +5,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 
-#include "tui.h"
+#include "tui_core.h"
 
 int pps_tui_frame_init(struct pps_tui_frame *f, int cols, int rows)
 {

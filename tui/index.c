@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tui.h"
+#include "tui_core.h"
 
 /* Spans looked at on each side of a range's edges. */
 #define EDGE_SPANS 4

@@ -9,7 +9,7 @@
  */
 #include <string.h>
 
-#include "tui.h"
+#include "tui_core.h"
 
 /* Rows that are always there: header, ruler, status line, key bar. */
 #define FIXED_ROWS 4

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "tui.h"
+#include "tui_core.h"
 
 /* Columns between ticks at least: room for a label like "12.5ms" and a gap. */
 #define TICK_MIN_COLS 10

@@ -1,8 +1,7 @@
 /*
- * tui.h - `ppscope view`: per-stage timelines of a run (live or finished) or of two runs (A/B),
- * the measured bubble beside the theory and the prediction, and the flags that say why.
- *
- * The module is built in layers, each testable without a terminal:
+ * tui_core.h - the viewer's layers, for the tui/ files, their unit tests and bench_view; what
+ * the rest of ppscope sees of the viewer is tui.h. The module is built in layers, each testable
+ * without a terminal:
  *
  *   layout    a pure function: terminal size and what is shown -> rectangles, or "too small"
  *   index     per lane (stage, or stage and chunk) and span kind, the spans' starts and running
@@ -16,8 +15,8 @@
  *
  * Only screen.c and app.c include curses. docs/view.md describes the view for users.
  */
-#ifndef PPS_TUI_H
-#define PPS_TUI_H
+#ifndef PPS_TUI_CORE_H
+#define PPS_TUI_CORE_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -26,6 +25,7 @@
 #include "analysis.h"
 #include "pps_error.h"
 #include "storage.h"
+#include "tui.h"
 
 /* ------------------------------------------------------------------------------------------- */
 /* Layout                                                                                      */
@@ -311,12 +311,6 @@ struct pps_tui_model {
     struct pps_critpath *cp;
 };
 
-struct pps_tui_opts {
-    int ascii;      /* ASCII stand-ins for every glyph */
-    int color;      /* colours (0 under NO_COLOR or --no-color) */
-    double delay_s; /* live refresh interval */
-};
-
 /* The selected op: a model, a lane and the op's position in the lane. */
 struct pps_tui_sel {
     int valid;
@@ -406,24 +400,5 @@ struct pps_tui_keydef {
 };
 /* The key table, ended by an entry whose fn is NULL. */
 const struct pps_tui_keydef *pps_tui_keytab(void);
-
-/* ------------------------------------------------------------------------------------------- */
-/* Entry points for `ppscope view`                                                             */
-/* ------------------------------------------------------------------------------------------- */
-
-/*
- * Opens the run(s), applies the key script (may be NULL), draws one cols x rows frame and
- * writes it to out as text. 0, or an error with its reason in err.
- */
-int pps_tui_once(const char *path_a, const char *path_b, const struct pps_tui_opts *opts, int cols,
-                 int rows, const char *keys, FILE *out, struct pps_err *err);
-/*
- * The interactive view on the terminal until the user quits: keys, mouse, resize, live reload
- * every opts->delay_s. The runs are loaded first (a bad run fails like pps_run_load); then stdin
- * and stdout must be a terminal (PPS_EINVAL otherwise). 0, or an error (the terminal is
- * restored before returning).
- */
-int pps_tui_interactive(const char *path_a, const char *path_b, const struct pps_tui_opts *opts,
-                        struct pps_err *err);
 
 #endif

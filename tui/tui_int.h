@@ -4,7 +4,7 @@
 #ifndef PPS_TUI_INT_H
 #define PPS_TUI_INT_H
 
-#include "tui.h"
+#include "tui_core.h"
 
 /* ---- model.c: one run loaded for the view ---- */
 

@@ -4,7 +4,7 @@
  */
 #include "test.h"
 #include "test_tui_fixture.h"
-#include "tui.h"
+#include "tui_core.h"
 
 static uint64_t rng_state = 88172645463325252ull;
 

@@ -4,7 +4,7 @@
  * part gets as the terminal grows.
  */
 #include "test.h"
-#include "tui.h"
+#include "tui_core.h"
 
 struct lanes_case {
     int a, b, label_w;

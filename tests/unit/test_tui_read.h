@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "test.h"
-#include "tui.h"
+#include "tui_core.h"
 
 /* Each test uses some of these helpers. */
 #define RD_FN static __attribute__((unused))

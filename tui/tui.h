@@ -1,0 +1,39 @@
+/*
+ * tui.h - `ppscope view`: per-stage timelines of a run (live or finished) or of two runs (A/B),
+ * the measured bubble beside the theory and the prediction, and the flags that say why. This is
+ * what the command sees of the viewer; its layers (layout, index, ruler, frame, the view's state
+ * and key table) are tui_core.h. docs/view.md describes the view for users.
+ */
+#ifndef PPS_TUI_H
+#define PPS_TUI_H
+
+#include <stdio.h>
+
+#include "pps_error.h"
+
+struct pps_tui_opts {
+    int ascii;      /* ASCII stand-ins for every glyph */
+    int color;      /* colours (0 under NO_COLOR or --no-color) */
+    double delay_s; /* live refresh interval */
+};
+
+/* ------------------------------------------------------------------------------------------- */
+/* Entry points for `ppscope view`                                                             */
+/* ------------------------------------------------------------------------------------------- */
+
+/*
+ * Opens the run(s), applies the key script (may be NULL), draws one cols x rows frame and
+ * writes it to out as text. 0, or an error with its reason in err.
+ */
+int pps_tui_once(const char *path_a, const char *path_b, const struct pps_tui_opts *opts, int cols,
+                 int rows, const char *keys, FILE *out, struct pps_err *err);
+/*
+ * The interactive view on the terminal until the user quits: keys, mouse, resize, live reload
+ * every opts->delay_s. The runs are loaded first (a bad run fails like pps_run_load); then stdin
+ * and stdout must be a terminal (PPS_EINVAL otherwise). 0, or an error (the terminal is
+ * restored before returning).
+ */
+int pps_tui_interactive(const char *path_a, const char *path_b, const struct pps_tui_opts *opts,
+                        struct pps_err *err);
+
+#endif
