@@ -226,9 +226,15 @@ static void measure_iters(const struct pps_run *run, const struct stage_index *i
                 rep->iters[it].stages[s].n_ops[sp->kind]++;
         }
     }
+    /* Which stages ran kernels, found once: per iteration it would cost a scan of every span. */
+    unsigned char *dev = calloc(rep->n_stages > 0 ? (size_t)rep->n_stages : 1, 1);
     rep->n_device_stages = 0;
-    for (int s = 0; s < rep->n_stages; s++)
-        rep->n_device_stages += rep->total[s].present && has_kernels(&run->stages[s]);
+    for (int s = 0; s < rep->n_stages; s++) {
+        if (dev)
+            dev[s] = rep->total[s].present && has_kernels(&run->stages[s]);
+        rep->n_device_stages +=
+            dev ? dev[s] : rep->total[s].present && has_kernels(&run->stages[s]);
+    }
     for (int it = 0; it < rep->n_iters; it++) {
         struct pps_iter_stats *is = &rep->iters[it];
         double idle = 0, device_idle = 0;
@@ -243,7 +249,7 @@ static void measure_iters(const struct pps_run *run, const struct stage_index *i
             is->stages[s].present = rep->total[s].present;
             if (is->stages[s].present)
                 idle += is->stages[s].idle_ns;
-            if (is->stages[s].present && has_kernels(&run->stages[s]))
+            if (is->stages[s].present && (dev ? dev[s] : has_kernels(&run->stages[s])))
                 device_idle += is->window_ns - is->stages[s].busy_ns[PPS_SPAN_KERNEL];
         }
         is->bubble =
@@ -253,6 +259,7 @@ static void measure_iters(const struct pps_run *run, const struct stage_index *i
                                 ? device_idle / (rep->n_device_stages * is->window_ns)
                                 : 0.0;
     }
+    free(dev);
 }
 
 /* The forwards one iteration of the run's schedule runs: one per microbatch and virtual stage
@@ -788,7 +795,8 @@ int pps_analysis_report(const struct pps_run *given, struct pps_report **out, st
     if (ret < 0)
         goto out;
     /* Post-validated iterations overlap: they are judged as they ran, back to back. */
-    rep->basis = rep->postval && !isnan(rep->steady_bubble) ? PPS_BASIS_STEADY : PPS_BASIS_ITERATION;
+    rep->basis =
+        rep->postval && !isnan(rep->steady_bubble) ? PPS_BASIS_STEADY : PPS_BASIS_ITERATION;
     rep->iter_ns = NAN;
     if (!isnan(rep->steady_period_ns))
         rep->iter_ns = rep->steady_period_ns;

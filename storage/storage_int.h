@@ -104,7 +104,8 @@ int pps__store_writer_exec(struct pps_store_writer *w, const char *sql, struct p
 /* "dir/name" in a new string (no doubled slash), NULL when out of memory. */
 char *pps__path_join(const char *dir, const char *name);
 
-/* ---- reader.c: what the full loader and the follower (incremental.c) share ---- */
+/* ---- rows.c and clock_model.c: what the full loader (reader.c) and the follower
+ * (incremental.c) share ---- */
 
 /* Grows *arr (of elem-byte items, capacity *cap) to hold need items; -1 when out of memory. */
 int pps__grow(void **arr, size_t *cap, size_t need, size_t elem);
@@ -113,6 +114,9 @@ int pps__parse_i64(const char *s, int64_t *out);
 /* sqlite3_prepare_v2 with the reader's reasons: a missing column is "not a ppscope trace". */
 int pps__prepare(sqlite3 *db, const char *sql, const char *path, sqlite3_stmt **st,
                  struct pps_err *err);
+/* The one integer a "SELECT count(*) ..." gives, into *n; an error names path. */
+int pps__count_rows(sqlite3 *db, const char *path, const char *sql, int64_t *n,
+                    struct pps_err *err);
 /* The end of a sqlite3_step() loop: 0 when rc is SQLITE_DONE, else pps__sql_fail(db, rc, path,
  * "cannot read", err). */
 int pps__step_done(sqlite3 *db, int rc, const char *path, struct pps_err *err);

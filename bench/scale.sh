@@ -1,0 +1,83 @@
+#!/bin/sh
+# scale.sh - ppscope on a big run (label bench): a run of PPS_BENCH_SPANS spans (100M by
+# default) made once by `ppscope sim --trace` and kept under DATA_DIR, then each reader's time
+# and peak memory against SQLite's own scan of the same rows, measured in this run:
+#
+#   report       `ppscope report RUN`                goal < 1 s, and <= 1.5x the scan
+#   view         `ppscope view --once RUN`           goal < 0.5 s to the frame, < 300 MB
+#   merge        `ppscope merge RUN -o FILE`         goal >= 0.5x SQLite's insert rate
+#   disk         bytes per span of the shards        goal <= 58 (57.6 when this bench was written)
+#
+# Usage: scale.sh PPSCOPE DATA_DIR. Prints each figure with its goal, and MISSED where it is
+# missed; exits 0 unless a command fails. Needs sqlite3 and GNU time (/usr/bin/time) for the
+# baselines and the memory figures: exits 77 without them.
+set -eu
+pps=$1
+data=$2
+spans=${PPS_BENCH_SPANS:-100000000}
+
+command -v sqlite3 >/dev/null 2>&1 || { echo "scale: no sqlite3 command: skipped"; exit 77; }
+[ -x /usr/bin/time ] || { echo "scale: no /usr/bin/time: skipped"; exit 77; }
+
+# zb-h1, p 8, m 256: 6144 spans an iteration (8 stages x 256 microbatches x F, B, W).
+iters=$(( (spans + 6143) / 6144 ))
+run=$data/scale-zbh1-p8-m256-i$iters
+mkdir -p "$data"
+if [ ! -f "$run/.made" ]; then
+    rm -rf "$run"
+    echo "scale: making $run ($iters iterations, $((iters * 6144)) spans; once, then cached)"
+    "$pps" sim --schedule zb-h1 -p 8 -m 256 --iters "$iters" --trace "$run" >/dev/null
+    touch "$run/.made"
+fi
+db=$run/rank-00000.db
+tmp=$(mktemp -d /tmp/pps-scale-XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+
+n=$(sqlite3 "$db" "select count(*) from spans")
+bytes=$(du -b "$run"/rank-*.db | awk '{s += $1} END {print s}')
+
+# seconds and peak KB of a command: "S KB", its output to $tmp/out
+measure() {
+    /usr/bin/time -f "%e %M" -o "$tmp/time" "$@" >"$tmp/out" 2>"$tmp/err" || {
+        echo "scale: failed: $*" >&2
+        cat "$tmp/err" >&2
+        exit 1
+    }
+    cat "$tmp/time"
+}
+
+verdict() { # what value goal-text ok(0/1)
+    if [ "$4" = 1 ]; then ok=ok; else ok=MISSED; fi
+    printf '  %-34s %-22s %-24s %s\n' "$1" "$2" "$3" "$ok"
+}
+
+set -- $(measure sqlite3 "$db" "select sum(end_ns - start_ns) from spans")
+scan_s=$1
+set -- $(measure "$pps" report "$run")
+report_s=$1 report_kb=$2
+set -- $(measure "$pps" view --once --size 200x60 "$run")
+view_s=$1 view_kb=$2
+set -- $(measure sqlite3 "$tmp/copy.db" "attach '$db' as src;
+    create table spans as select * from src.spans where 0;
+    insert into spans select * from src.spans;")
+insert_s=$1
+set -- $(measure "$pps" merge -q "$run" -o "$tmp/merged.db")
+merge_s=$1
+
+echo "ppscope at scale: $n spans, $(awk -v b="$bytes" 'BEGIN {printf "%.0f MB", b / 1e6}') of shards"
+printf '  sqlite3 scan of the spans (baseline)   %8.2f s\n' "$scan_s"
+printf '  sqlite3 insert of the spans (baseline) %8.2f s\n' "$insert_s"
+awk -v n="$n" -v b="$bytes" -v scan="$scan_s" -v rs="$report_s" -v rk="$report_kb" \
+    -v vs="$view_s" -v vk="$view_kb" -v ins="$insert_s" -v ms="$merge_s" 'BEGIN {
+    ok_r = (rs < 1 && rs <= 1.5 * scan) ? 1 : 0
+    ok_v = (vs < 0.5 && vk < 300 * 1024) ? 1 : 0
+    ok_m = (ins / ms >= 0.5) ? 1 : 0
+    ok_d = (b / n <= 58) ? 1 : 0
+    printf "R report %.2f s|%.1fx the scan, %.0f MB|< 1 s, <= 1.5x|%d\n", rs, rs / scan, rk / 1024, ok_r
+    printf "R report memory|%.0f B a span|(67 when filed)|1\n", rk * 1024 / n
+    printf "R view --once %.2f s|%.0f MB|< 0.5 s, < 300 MB|%d\n", vs, vk / 1024, ok_v
+    printf "R merge %.2f s|%.2fx the insert rate|>= 0.5x|%d\n", ms, ins / ms, ok_m
+    printf "R disk|%.1f B a span|<= 58 B|%d\n", b / n, ok_d
+}' | while IFS='|' read -r what value goal ok; do
+    verdict "${what#R }" "$value" "$goal" "$ok"
+done
