@@ -20,6 +20,7 @@
 int pps_cmd_sim(int argc, char **argv);
 int pps_cmd_report(int argc, char **argv);
 int pps_cmd_merge(int argc, char **argv);
+int pps_cmd_gather(int argc, char **argv);
 int pps_cmd_import(int argc, char **argv);
 int pps_cmd_run(int argc, char **argv);
 int pps_cmd_view(int argc, char **argv);

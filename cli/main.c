@@ -17,6 +17,8 @@ static const struct command commands[] = {
     {"sim", pps_cmd_sim, "simulate a schedule: predicted timeline, bubble, memory"},
     {"report", pps_cmd_report, "per-stage busy/idle and the bubble of a run, beside the theory"},
     {"merge", pps_cmd_merge, "merge a run's per-rank shards into one portable file"},
+    {"gather", pps_cmd_gather,
+     "copy the shards each host writes into one run, as they are written"},
     {"import", pps_cmd_import, "Nsight Systems or Kineto traces into a run, to view and report"},
     {"view", pps_cmd_view, "per-stage timelines, live or post-mortem, bubble and flags; A/B"},
     {"export", pps_cmd_export, "a run as Perfetto JSON, SVG, CSV or OpenMetrics"},
@@ -27,9 +29,10 @@ static const struct command commands[] = {
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: ppscope [--version] [--help] <command> [<args>]\n\n"
-               "ppscope profiles pipeline-parallel training: schedules, bubbles and their causes.\n\n"
-               "commands:\n");
+    fprintf(f,
+            "usage: ppscope [--version] [--help] <command> [<args>]\n\n"
+            "ppscope profiles pipeline-parallel training: schedules, bubbles and their causes.\n\n"
+            "commands:\n");
     for (const struct command *c = commands; c->name; c++)
         fprintf(f, "  %-9s %s\n", c->name, c->summary);
     fprintf(f, "\n'ppscope <command> --help' explains a command.\n");

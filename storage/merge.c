@@ -196,11 +196,7 @@ out:
  * by ppscope. */
 static int check_rows(const char *run_dir, struct pps_err *err)
 {
-    struct pps_run *run = NULL;
-    int rc = pps_run_load(run_dir, &run, err);
-
-    pps_run_free(run);
-    return rc;
+    return pps__run_check(run_dir, NULL, err);
 }
 
 int pps_run_merge(const char *run_dir, const char *out_file, struct pps_err *err)

@@ -30,6 +30,7 @@ struct loader {
     struct pps__name_ref *refs; /* of the file being read, sorted by (rank, id) */
     size_t n_refs, refs_cap;
     struct pps__rank_set *claimed; /* the shards' ranks so far; NULL for a merged file */
+    int check_only;                /* pps__run_check(): spans are checked and counted, not kept */
 };
 
 static int oom(struct loader *ld, struct pps_err *err)
@@ -146,6 +147,10 @@ static int add_span(struct loader *ld, const struct pps_span *s, struct pps_err 
     }
     if (s->stage >= run->n_stages)
         run->n_stages = s->stage + 1;
+    if (ld->check_only) {
+        run->n_spans++;
+        return 0;
+    }
     b = &run->stages[s->stage];
     if (pps__grow((void **)&b->spans, &ld->span_cap[s->stage], b->n + 1, sizeof(*b->spans)))
         return oom(ld, err);
@@ -392,9 +397,9 @@ static int finish(struct loader *ld, struct pps_err *err)
     return 0;
 }
 
-int pps_run_load(const char *path, struct pps_run **out, struct pps_err *err)
+static int load(const char *path, int check_only, struct pps_run **out, struct pps_err *err)
 {
-    struct loader ld = {.max_iter = -1};
+    struct loader ld = {.max_iter = -1, .check_only = check_only};
     struct pps__shards shards = {0};
     struct pps_run *run = NULL;
     struct stat st;
@@ -404,7 +409,8 @@ int pps_run_load(const char *path, struct pps_run **out, struct pps_err *err)
     if (out)
         *out = NULL;
     if (!path || !out) {
-        rc = pps_err_set(err, PPS_EINVAL, "pps_run_load: no path");
+        rc = pps_err_set(err, PPS_EINVAL, "%s: no path",
+                         check_only ? "pps__run_check" : "pps_run_load");
         goto out;
     }
     if ((rc = pps__stat(path, &st, err)))
@@ -445,6 +451,22 @@ out:
     free(ld.claimed);
     free(ld.span_cap);
     free(ld.refs);
+    pps_run_free(run);
+    return rc;
+}
+
+int pps_run_load(const char *path, struct pps_run **out, struct pps_err *err)
+{
+    return load(path, 0, out, err);
+}
+
+int pps__run_check(const char *path, int64_t *n_spans, struct pps_err *err)
+{
+    struct pps_run *run = NULL;
+    int rc = load(path, 1, &run, err);
+
+    if (rc == 0 && n_spans)
+        *n_spans = (int64_t)run->n_spans;
     pps_run_free(run);
     return rc;
 }

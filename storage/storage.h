@@ -223,6 +223,45 @@ int pps_run_writers_gone(const struct pps_run *run);
 int pps_run_merge(const char *run_dir, const char *out_file, struct pps_err *err);
 
 /* ------------------------------------------------------------------------------------------- */
+/* Gathering a run written on several hosts                                                    */
+/* ------------------------------------------------------------------------------------------- */
+
+/*
+ * A job whose ranks run on several hosts writes its shards where each host can keep a WAL
+ * database (storage local to it: SQLite's WAL mode does not work across hosts); a gather copies
+ * those directories' shards into one run directory as they are written, for the viewer, report
+ * and merge to read as one run (docs/cluster.md). Each step copies what the sources' writers
+ * committed since the last one, every row checked as pps_run_load() checks it and written
+ * unchanged (ranks, raw times, clock offsets); a source shard closed complete, once copied to
+ * its end, has its copy closed complete; one whose writer is gone (meta host is this host and
+ * its writer_pid no longer exists) keeps what was copied, incomplete. Sources are only read.
+ */
+struct pps_gather;
+
+struct pps_gather_stats {
+    int shards;             /* source shards found so far */
+    int complete;           /* copied to the end of a shard closed complete */
+    int gone;               /* copied to the end of a shard whose writer is gone */
+    int64_t spans, metrics; /* rows copied */
+};
+
+/* Starts gathering the n_srcs run directories srcs into dest, which must not exist (it is
+ * created; PPS_EINVAL naming it otherwise). A source that is not a directory is PPS_EINVAL; one
+ * that does not exist yet, or holds no shard yet, is waited for (its ranks may not have
+ * started). Nothing is copied yet. *out NULL on failure. */
+int pps_gather_open(const char *const *srcs, int n_srcs, const char *dest, struct pps_gather **out,
+                    struct pps_err *err);
+/* One step: new shards found, new rows copied. Returns 1 while a source shard is still being
+ * written (or none has appeared yet), 0 once every shard found is closed complete or its writer
+ * is gone and all of it is copied, or a negative PPS_E... as pps_run_load() for a bad shard (two
+ * sources holding one rank, a damaged row) or PPS_EIO for the destination. *stats (may be NULL)
+ * says where it stands. */
+int pps_gather_step(struct pps_gather *g, struct pps_gather_stats *stats, struct pps_err *err);
+/* Closes every copy not finished, incomplete (what was copied stays), and frees g; dest is
+ * removed when nothing was copied into it. NULL: no-op. */
+void pps_gather_free(struct pps_gather *g);
+
+/* ------------------------------------------------------------------------------------------- */
 /* Following a run as it is written                                                            */
 /* ------------------------------------------------------------------------------------------- */
 

@@ -27,3 +27,10 @@ set_tests_properties(merge_constraints PROPERTIES ENVIRONMENT "PPS_MKRUN=$<TARGE
 # (issue 11, item 2); a finished run is its shard files alone, read-only media too (item 10).
 pps_cli_test(run_identity)
 pps_cli_test(run_files_only)
+# `ppscope gather`: a 4-rank mpirun whose ranks write one directory per emulated host, gathered
+# live into one run (label mpi; its bad-input checks run everywhere, the job where MPI is).
+add_test(NAME gather
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/gather.sh $<TARGET_FILE:ppscope>
+                 "${PPS_HAVE_MPI}" "${MPIEXEC_EXECUTABLE}")
+set_tests_properties(gather PROPERTIES LABELS "cli;mpi" SKIP_RETURN_CODE 77 TIMEOUT 600
+                                       PROCESSORS 2)

@@ -1,0 +1,162 @@
+/*
+ * cmd_gather.c - `ppscope gather SRC... -o RUN`: the shards that a job's hosts write into
+ * directories of their own, copied into one run as they are written (storage.h, pps_gather_*),
+ * for `ppscope view RUN` to follow the whole job. docs/cluster.md says where it fits.
+ *
+ * Runs until every shard found is closed complete or its writer is gone, or until interrupted
+ * (Ctrl-C: the copies so far stay, incomplete). Progress on stderr, a line rewritten in place on
+ * a terminal; what it wrote in one line on stdout at the end, as merge says.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "pps_text.h"
+#include "storage.h"
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+    stop_signal = sig;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: ppscope gather [-q] [--interval SECONDS] SRC... -o RUN\n"
+            "\n"
+            "Copies the per-rank shards of the run directories SRC (one per host: each host's\n"
+            "ranks write their shards into a directory on storage local to it) into one new run\n"
+            "directory RUN as they are written, so that 'ppscope view RUN' follows the whole job\n"
+            "live, and report and merge read it as one run. Rows are copied unchanged and checked\n"
+            "as every reader checks them; the sources are only read. Runs until every shard is\n"
+            "closed complete or its writer is gone (killed); Ctrl-C stops it, keeping what was\n"
+            "copied (incomplete). A SRC that does not exist yet is waited for, as are shards\n"
+            "that appear in it later. docs/cluster.md describes a job on many hosts.\n"
+            "\n"
+            "options:\n"
+            "  -o, --output RUN      the run directory to create (must not exist)\n"
+            "  --interval SECONDS    how often the sources are read (default 0.5)\n"
+            "  -q, --quiet           no progress, and nothing on stdout on success\n"
+            "  -h, --help            this help\n");
+}
+
+static void progress(const struct pps_gather_stats *st, int tty, int last)
+{
+    fprintf(stderr, "%sppscope gather: %d rank%s (%d complete, %d writer%s gone), %lld spans%s",
+            tty ? "\r" : "", st->shards, st->shards == 1 ? "" : "s", st->complete, st->gone,
+            st->gone == 1 ? "" : "s", (long long)st->spans, tty && !last ? "  " : "\n");
+    fflush(stderr);
+}
+
+static void nap(double s)
+{
+    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+    nanosleep(&ts, NULL); /* a signal ends it early: the loop then stops */
+}
+
+int pps_cmd_gather(int argc, char **argv)
+{
+    struct pps_err err = {0};
+    struct pps_gather *g = NULL;
+    struct pps_gather_stats st = {0};
+    const char *out = NULL;
+    const char **srcs = calloc((size_t)argc, sizeof(*srcs));
+    int n_srcs = 0, options = 1, quiet = 0, rc, ret = PPS_EXIT_OK;
+    double interval = 0.5, shown = 0;
+    int tty = isatty(STDERR_FILENO);
+
+    if (!srcs) {
+        fprintf(stderr, "ppscope gather: out of memory\n");
+        return PPS_EXIT_FAIL;
+    }
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (options && (!strcmp(a, "-h") || !strcmp(a, "--help"))) {
+            usage(stdout);
+            goto done;
+        } else if (options && (!strcmp(a, "-o") || !strcmp(a, "--output"))) {
+            if (i + 1 >= argc) {
+                ret = pps_cli_usage_error("gather", "%s needs a directory", a);
+                goto done;
+            }
+            out = argv[++i];
+        } else if (options && !strncmp(a, "--output=", 9)) {
+            out = a + 9;
+        } else if (options && !strcmp(a, "--interval")) {
+            char *end;
+            if (i + 1 >= argc || (interval = strtod(argv[i + 1], &end)) < 0.01 || interval > 60 ||
+                *end || end == argv[i + 1]) {
+                ret = pps_cli_usage_error("gather", "--interval needs seconds, 0.01 to 60");
+                goto done;
+            }
+            i++;
+        } else if (options && (!strcmp(a, "-q") || !strcmp(a, "--quiet"))) {
+            quiet = 1;
+        } else if (options && !strcmp(a, "--")) {
+            options = 0;
+        } else if (options && a[0] == '-' && a[1]) {
+            ret = pps_cli_usage_error("gather", "unknown option '%s'", a);
+            goto done;
+        } else {
+            srcs[n_srcs++] = a;
+        }
+    }
+    if (!n_srcs) {
+        ret = pps_cli_usage_error("gather", "which runs? give each host's run directory");
+        goto done;
+    }
+    if (!out || !*out) {
+        ret = pps_cli_usage_error("gather", "where to? give -o RUN");
+        goto done;
+    }
+    if (pps_gather_open(srcs, n_srcs, out, &g, &err) != 0) {
+        ret = pps_cli_fail("gather", &err);
+        goto done;
+    }
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    for (;;) {
+        rc = pps_gather_step(g, &st, &err);
+        if (rc < 0) {
+            if (!quiet && tty)
+                fputc('\n', stderr);
+            ret = pps_cli_fail("gather", &err);
+            goto done;
+        }
+        if (rc == 0 || stop_signal)
+            break;
+        shown += interval;
+        if (!quiet && (tty || shown >= 10)) {
+            progress(&st, tty, 0);
+            shown = 0;
+        }
+        nap(interval);
+    }
+    if (!quiet)
+        progress(&st, tty, 1);
+    if (stop_signal) {
+        int left = st.shards - st.complete - st.gone;
+        fprintf(stderr, "ppscope gather: stopped: %d rank%s copied in part, left incomplete\n",
+                left, left == 1 ? "" : "s");
+        ret = 128 + (int)stop_signal;
+    } else if (!quiet) {
+        fputs("ppscope gather: wrote ", stdout);
+        pps_text_put(stdout, out);
+        printf(": %d rank%s, %lld span%s, %lld metrics row%s", st.shards, st.shards == 1 ? "" : "s",
+               (long long)st.spans, st.spans == 1 ? "" : "s", (long long)st.metrics,
+               st.metrics == 1 ? "" : "s");
+        if (st.gone)
+            printf(" (%d whose writer is gone: incomplete)", st.gone);
+        putchar('\n');
+    }
+done:
+    pps_gather_free(g);
+    free(srcs);
+    return ret;
+}
