@@ -64,13 +64,31 @@ same_report() {
     if cmp -s "$T/ra" "$T/rb"; then ok; else fail "report $1 differs from $2: $(diff "$T/ra" "$T/rb" | head -20)"; fi
 }
 
+# start DIR ITERS: the job in the background (jobpid), and gather of its two hosts into DIR/all
+# (gpid; its output in DIR.g.out and DIR.g.err).
+start() {
+    mkdir -p "$1"
+    job "$1" "$2" &
+    jobpid=$!
+    "$PPS" gather --interval 0.1 "$1/host-a" "$1/host-b" -o "$1/all" >"$1.g.out" 2>"$1.g.err" &
+    gpid=$!
+}
+
+# gather_ends PID ERR WHEN: the gather in the background ends by itself within 60 s, exit 0.
+gather_ends() {
+    if timeout 60 sh -c "while kill -0 $1 2>/dev/null; do sleep 0.1; done"; then
+        wait "$1"
+        grc=$?
+        [ "$grc" -eq 0 ] && ok || fail "gather $3: exit $grc: $(cat "$2")"
+    else
+        kill "$1"
+        fail "gather did not end $3"
+    fi
+}
+
 # ---- live, then exact ----------------------------------------------------------------------------
 J=$T/live
-mkdir -p "$J"
-job "$J" 400 &
-jobpid=$!
-"$PPS" gather --interval 0.1 "$J/host-a" "$J/host-b" -o "$J/all" >"$T/g.out" 2>"$T/g.err" &
-gpid=$!
+start "$J" 400
 seen=0
 for _ in $(seq 1 200); do
     if kill -0 "$jobpid" 2>/dev/null &&
@@ -83,15 +101,8 @@ for _ in $(seq 1 200); do
 done
 [ "$seen" = 1 ] && ok || fail "the view of the gathered run never showed stages 0 and 3 while the job ran"
 wait "$jobpid" || fail "the job failed: $(cat "$J.job.out")"
-if timeout 60 sh -c "while kill -0 $gpid 2>/dev/null; do sleep 0.1; done"; then
-    wait "$gpid"
-    grc=$?
-    [ "$grc" -eq 0 ] && ok || fail "gather exit $grc: $(cat "$T/g.err")"
-else
-    kill "$gpid"
-    fail "gather did not end after the job closed its shards"
-fi
-grep -q "wrote $J/all: 4 ranks" "$T/g.out" && ok || fail "gather said: $(cat "$T/g.out")"
+gather_ends "$gpid" "$J.g.err" "after the job closed its shards"
+grep -q "wrote $J/all: 4 ranks" "$J.g.out" && ok || fail "gather said: $(cat "$J.g.out")"
 mkdir -p "$J/copy" && cp "$J"/host-a/rank-* "$J"/host-b/rank-* "$J/copy/"
 same_report "$J/all" "$J/copy"
 grep -q "^status    complete" "$T/ra" && ok || fail "the gathered run is not complete: $(head -3 "$T/ra")"
@@ -100,11 +111,7 @@ same_report "$J/all.db" "$J/copy"
 
 # ---- killed -------------------------------------------------------------------------------------
 K=$T/killed
-mkdir -p "$K"
-job "$K" 100000 &
-jobpid=$!
-"$PPS" gather --interval 0.1 "$K/host-a" "$K/host-b" -o "$K/all" >"$T/k.out" 2>"$T/k.err" &
-gpid=$!
+start "$K" 100000
 pid=
 for _ in $(seq 1 200); do
     pid=$(sqlite3 "file:$K/host-b/rank-00003.db?mode=ro" \
@@ -116,15 +123,8 @@ for _ in $(seq 1 200); do
 done
 [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null && ok || fail "no rank 3 to kill"
 wait "$jobpid" && fail "the killed job exited 0"
-if timeout 60 sh -c "while kill -0 $gpid 2>/dev/null; do sleep 0.1; done"; then
-    wait "$gpid"
-    grc=$?
-    [ "$grc" -eq 0 ] && ok || fail "gather of a killed job: exit $grc: $(cat "$T/k.err")"
-else
-    kill "$gpid"
-    fail "gather did not end after the job was killed"
-fi
-grep -q "whose writer is gone: incomplete" "$T/k.out" && ok || fail "gather said: $(cat "$T/k.out")"
+gather_ends "$gpid" "$K.g.err" "after the job was killed"
+grep -q "whose writer is gone: incomplete" "$K.g.out" && ok || fail "gather said: $(cat "$K.g.out")"
 mkdir -p "$K/copy" && cp "$K"/host-a/rank-* "$K"/host-b/rank-* "$K/copy/"
 same_report "$K/all" "$K/copy"
 grep -q "^status    INCOMPLETE" "$T/ra" && ok || fail "the killed run's copy says: $(head -3 "$T/ra")"
