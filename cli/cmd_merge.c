@@ -6,6 +6,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "pps_text.h"
@@ -13,7 +14,7 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: ppscope merge [-q] RUN -o FILE\n"
+    fprintf(f, "usage: ppscope merge [--progress | -q] RUN -o FILE\n"
                "\n"
                "Merges the per-rank shards of run directory RUN (rank-*.db) into FILE, one SQLite\n"
                "file that every ppscope command reads like the directory. Ranks, raw times and\n"
@@ -23,7 +24,9 @@ static void usage(FILE *f)
                "\n"
                "options:\n"
                "  -o, --output FILE   the merged file to create\n"
-               "  -q, --quiet         print nothing on success\n"
+               "  --progress          progress on stderr, about once a second (the default on a\n"
+               "                      terminal)\n"
+               "  -q, --quiet         print nothing on success, and no progress\n"
                "  -h, --help          this help\n");
 }
 
@@ -32,7 +35,7 @@ int pps_cmd_merge(int argc, char **argv)
     struct pps_err err = {0};
     const char *run = NULL, *out = NULL;
     struct pps_run *merged = NULL;
-    int options = 1, quiet = 0;
+    int options = 1, quiet = 0, progress = -1;
 
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -47,6 +50,8 @@ int pps_cmd_merge(int argc, char **argv)
             out = a + 9;
         } else if (options && (!strcmp(a, "-q") || !strcmp(a, "--quiet"))) {
             quiet = 1;
+        } else if (options && !strcmp(a, "--progress")) {
+            progress = 1;
         } else if (options && !strcmp(a, "--")) {
             options = 0;
         } else if (options && a[0] == '-' && a[1]) {
@@ -61,7 +66,9 @@ int pps_cmd_merge(int argc, char **argv)
         return pps_cli_usage_error("merge", "which run? give its directory");
     if (!out || !*out)
         return pps_cli_usage_error("merge", "where to? give -o FILE");
-    if (pps_run_merge(run, out, &err) != 0)
+    if (progress < 0)
+        progress = !quiet && isatty(STDERR_FILENO);
+    if (pps_run_merge_progress(run, out, progress && !quiet, &err) != 0)
         return pps_cli_fail("merge", &err);
     if (quiet)
         return PPS_EXIT_OK;

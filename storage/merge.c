@@ -6,9 +6,11 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "storage_int.h"
@@ -25,7 +27,7 @@ static const struct copy {
      "INSERT INTO main.spans (kind, stage, chunk, mb, iter, start_ns, end_ns, peer, bytes,"
      " name_id, clock, corr, rank)"
      " SELECT kind, stage, chunk, mb, iter, start_ns, end_ns, peer, bytes, name_id, clock, corr,"
-     " rank FROM src.spans"},
+     " rank FROM src.spans WHERE rowid > ?1 AND rowid <= ?2"},
     {"metrics", NULL,
      "INSERT INTO main.metrics (rank, iter, stage, loss, grad_norm, act_bytes, pending_w, dropped)"
      " SELECT rank, iter, stage, loss, grad_norm, act_bytes, pending_w, dropped FROM src.metrics"},
@@ -129,11 +131,85 @@ static int constraint_fail(sqlite3 *db, int rc, const struct copy *c, const char
     return rc;
 }
 
-/* Copies the shard attached as src into the merged file, table by table. */
-static int copy_rows(sqlite3 *db, const char *shard, struct pps_err *err)
+/* ---- progress: a line on stderr about once a second, from the first second on ---- */
+
+struct progress {
+    int on;
+    const char *run;
+    int64_t total; /* spans, counted by the check */
+    int64_t copied;
+    int64_t next_ns;
+};
+
+static int64_t now_ns(void)
 {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int due(struct progress *p)
+{
+    int64_t t;
+
+    if (!p->on || (t = now_ns()) < p->next_ns)
+        return 0;
+    p->next_ns = t + 1000000000;
+    return 1;
+}
+
+static void checked(void *ctx, int64_t spans)
+{
+    struct progress *p = ctx;
+    if (due(p))
+        fprintf(stderr, "ppscope merge: %s: %lld spans checked\n", p->run, (long long)spans);
+}
+
+static void copied(struct progress *p)
+{
+    if (due(p))
+        fprintf(stderr, "ppscope merge: %s: %lld of %lld spans copied (%d%%)\n", p->run,
+                (long long)p->copied, (long long)p->total,
+                p->total > 0 ? (int)(100 * (double)p->copied / (double)p->total) : 100);
+}
+
+/* Copies the shard attached as src into the merged file, table by table; the spans 2^20 rows
+ * at a time (by rowid, in their order), so that progress can be told. */
+#define SPAN_CHUNK ((int64_t)1 << 20)
+static int copy_rows(sqlite3 *db, const char *shard, struct progress *p, struct pps_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int64_t max_rowid = 0;
+    int rc = SQLITE_OK;
+
+    rc = sqlite3_prepare_v2(db, "SELECT coalesce(max(rowid), 0) FROM src.spans", -1, &st, NULL);
+    if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        max_rowid = sqlite3_column_int64(st, 0);
+        rc = SQLITE_OK;
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    if (rc != SQLITE_OK)
+        return pps__sql_fail(db, rc, shard, "cannot merge", err);
     for (size_t i = 0; i < sizeof(copies) / sizeof(copies[0]); i++) {
-        int rc = sqlite3_exec(db, copies[i].sql, NULL, NULL, NULL);
+        int spans = !strcmp(copies[i].table, "spans");
+        rc = sqlite3_prepare_v2(db, copies[i].sql, -1, &st, NULL);
+        for (int64_t lo = 0; rc == SQLITE_OK && (lo == 0 || lo < max_rowid); lo += SPAN_CHUNK) {
+            if (spans) {
+                sqlite3_bind_int64(st, 1, lo);
+                sqlite3_bind_int64(st, 2, lo + SPAN_CHUNK);
+            }
+            if ((rc = sqlite3_step(st)) != SQLITE_DONE)
+                break; /* finalize below keeps SQLite's reason for constraint_fail() */
+            rc = SQLITE_OK;
+            sqlite3_reset(st);
+            if (!spans)
+                break;
+            p->copied += sqlite3_changes(db);
+            copied(p);
+        }
+        sqlite3_finalize(st);
+        st = NULL;
         if ((rc & 0xff) == SQLITE_CONSTRAINT)
             return constraint_fail(db, rc, &copies[i], shard, err);
         if (rc != SQLITE_OK)
@@ -143,7 +219,8 @@ static int copy_rows(sqlite3 *db, const char *shard, struct pps_err *err)
 }
 
 /* Copies one shard into the merged file, in one transaction. */
-static int copy_shard(sqlite3 *db, const char *shard, const char *out_file, struct pps_err *err)
+static int copy_shard(sqlite3 *db, const char *shard, const char *out_file, struct progress *p,
+                      struct pps_err *err)
 {
     sqlite3_stmt *attach = NULL;
     sqlite3 *check = NULL;
@@ -172,7 +249,7 @@ static int copy_shard(sqlite3 *db, const char *shard, const char *out_file, stru
     if ((rc = pps__exec(db, "BEGIN", out_file, "cannot write", err)))
         goto out;
     in_txn = 1;
-    if ((rc = copy_rows(db, shard, err)))
+    if ((rc = copy_rows(db, shard, p, err)))
         goto out;
     if ((rc = pps__exec(db, "COMMIT", out_file, "cannot write", err)))
         goto out;
@@ -194,13 +271,20 @@ out:
  * shards open, are traces this ppscope reads, hold ranks no other shard holds, and are of one
  * run: pps__run_identity_check()). A merged file that report then refuses would be damage made
  * by ppscope. */
-static int check_rows(const char *run_dir, struct pps_err *err)
+static int check_rows(const char *run_dir, struct progress *p, struct pps_err *err)
 {
-    return pps__run_check(run_dir, NULL, err);
+    return pps__run_check(run_dir, checked, p, &p->total, err);
 }
 
 int pps_run_merge(const char *run_dir, const char *out_file, struct pps_err *err)
 {
+    return pps_run_merge_progress(run_dir, out_file, 0, err);
+}
+
+int pps_run_merge_progress(const char *run_dir, const char *out_file, int progress,
+                           struct pps_err *err)
+{
+    struct progress p = {progress, run_dir, 0, 0, 0};
     struct pps__shards shards = {0};
     sqlite3 *db = NULL;
     sqlite3_stmt *st = NULL;
@@ -221,7 +305,8 @@ int pps_run_merge(const char *run_dir, const char *out_file, struct pps_err *err
                          run_dir);
         goto out;
     }
-    if ((rc = pps__shards_list(run_dir, &shards, err)) || (rc = check_rows(run_dir, err)))
+    p.next_ns = now_ns() + 1000000000;
+    if ((rc = pps__shards_list(run_dir, &shards, err)) || (rc = check_rows(run_dir, &p, err)))
         goto out;
 
     fd = open(out_file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
@@ -267,7 +352,7 @@ int pps_run_merge(const char *run_dir, const char *out_file, struct pps_err *err
     if ((rc = pps__schema_create(db, out_file, err)))
         goto out;
     for (size_t i = 0; i < shards.n; i++)
-        if ((rc = copy_shard(db, shards.paths[i], out_file, err)))
+        if ((rc = copy_shard(db, shards.paths[i], out_file, &p, err)))
             goto out;
     rc = sqlite3_close(db);
     db = NULL;

@@ -31,6 +31,9 @@ struct loader {
     size_t n_refs, refs_cap;
     struct pps__rank_set *claimed; /* the shards' ranks so far; NULL for a merged file */
     int check_only;                /* pps__run_check(): spans are checked and counted, not kept */
+    /* pps__run_check(): told the spans read so far, every 2^16 */
+    void (*progress)(void *ctx, int64_t spans);
+    void *progress_ctx;
 };
 
 static int oom(struct loader *ld, struct pps_err *err)
@@ -200,6 +203,8 @@ static int load_spans(struct loader *ld, sqlite3 *db, const struct pps__span_bou
         if ((rc = add_span(ld, &s, err)))
             goto out;
         n_read++;
+        if (ld->progress && (ld->run->n_spans & 0xffff) == 0)
+            ld->progress(ld->progress_ctx, (int64_t)ld->run->n_spans);
     }
     if ((rc = pps__step_done(db, rc, ld->path, err)))
         goto out;
@@ -397,9 +402,8 @@ static int finish(struct loader *ld, struct pps_err *err)
     return 0;
 }
 
-static int load(const char *path, int check_only, struct pps_run **out, struct pps_err *err)
+static int load(const char *path, struct loader ld, struct pps_run **out, struct pps_err *err)
 {
-    struct loader ld = {.max_iter = -1, .check_only = check_only};
     struct pps__shards shards = {0};
     struct pps_run *run = NULL;
     struct stat st;
@@ -410,7 +414,7 @@ static int load(const char *path, int check_only, struct pps_run **out, struct p
         *out = NULL;
     if (!path || !out) {
         rc = pps_err_set(err, PPS_EINVAL, "%s: no path",
-                         check_only ? "pps__run_check" : "pps_run_load");
+                         ld.check_only ? "pps__run_check" : "pps_run_load");
         goto out;
     }
     if ((rc = pps__stat(path, &st, err)))
@@ -457,13 +461,15 @@ out:
 
 int pps_run_load(const char *path, struct pps_run **out, struct pps_err *err)
 {
-    return load(path, 0, out, err);
+    return load(path, (struct loader){.max_iter = -1}, out, err);
 }
 
-int pps__run_check(const char *path, int64_t *n_spans, struct pps_err *err)
+int pps__run_check(const char *path, void (*progress)(void *ctx, int64_t spans), void *ctx,
+                   int64_t *n_spans, struct pps_err *err)
 {
+    struct loader ld = {.max_iter = -1, .check_only = 1, .progress = progress, .progress_ctx = ctx};
     struct pps_run *run = NULL;
-    int rc = load(path, 1, &run, err);
+    int rc = load(path, ld, &run, err);
 
     if (rc == 0 && n_spans)
         *n_spans = (int64_t)run->n_spans;

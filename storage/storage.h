@@ -221,6 +221,10 @@ int pps_run_writers_gone(const struct pps_run *run);
  * A shard being written contributes what it had committed.
  */
 int pps_run_merge(const char *run_dir, const char *out_file, struct pps_err *err);
+/* The same, with progress on stderr when progress != 0: from the first second on, about once a
+ * second, the spans checked, then those copied of all. */
+int pps_run_merge_progress(const char *run_dir, const char *out_file, int progress,
+                           struct pps_err *err);
 
 /* ------------------------------------------------------------------------------------------- */
 /* Gathering a run written on several hosts                                                    */

@@ -82,8 +82,10 @@ int pps__rank_claim(struct pps__rank_set *set, int rank, const char *shard, stru
 
 /* What pps_run_load() checks of path, in the memory of its meta and names alone: every row is
  * read and checked, and no span is kept (merge checks a run this way before it copies it).
- * 0, or pps_run_load()'s error; *n_spans (may be NULL): the spans there are. */
-int pps__run_check(const char *path, int64_t *n_spans, struct pps_err *err);
+ * progress (may be NULL) is told the spans read so far every 65536. 0, or pps_run_load()'s
+ * error; *n_spans (may be NULL): the spans there are. */
+int pps__run_check(const char *path, void (*progress)(void *ctx, int64_t spans), void *ctx,
+                   int64_t *n_spans, struct pps_err *err);
 
 /* The run's shards are of one run (storage.h: pps_run_id_new()): refuses two runs side by side
  * and a rank beyond the run's world, reading run->meta (sorted by rank, key), run->path and

@@ -25,7 +25,7 @@ expect() {
 
 # --help: usage on stdout, exit 0
 expect 0 merge --help
-grep -q '^usage: ppscope merge \[-q\] RUN -o FILE' "$T/out" ||
+grep -q '^usage: ppscope merge \[--progress | -q\] RUN -o FILE' "$T/out" ||
     fail "merge --help printed: $(cat "$T/out")"
 [ -s "$T/err" ] && fail "merge --help wrote to stderr: $(cat "$T/err")"
 expect 0 merge -h
