@@ -138,8 +138,8 @@ int pps_cmd_gather(int argc, char **argv)
         }
         nap(interval);
     }
-    if (!quiet)
-        progress(&st, tty, 1);
+    if (!quiet && tty)
+        progress(&st, tty, 1); /* ends the line rewritten in place */
     if (stop_signal) {
         int left = st.shards - st.complete - st.gone;
         fprintf(stderr, "ppscope gather: stopped: %d rank%s copied in part, left incomplete\n",
