@@ -20,6 +20,18 @@ spans=${PPS_BENCH_SPANS:-100000000}
 command -v sqlite3 >/dev/null 2>&1 || { echo "scale: no sqlite3 command: skipped"; exit 77; }
 [ -x /usr/bin/time ] || { echo "scale: no /usr/bin/time: skipped"; exit 77; }
 
+# The run (about 60 B a span), a merged copy and SQLite's plain copy (about 100 B a span) under
+# /tmp: skipped where the disks lack room for them, rather than filling them.
+need_kb=$((spans / 1024 * 200 + 1))
+for dir in "$data" /tmp; do
+    mkdir -p "$dir"
+    free_kb=$(df -Pk "$dir" | awk 'NR == 2 {print $4}')
+    if [ "${free_kb:-0}" -lt "$need_kb" ]; then
+        echo "scale: skipped: $dir has $((free_kb / 1024)) MB free, $spans spans want about $((need_kb / 1024)) MB"
+        exit 77
+    fi
+done
+
 # zb-h1, p 8, m 256: 6144 spans an iteration (8 stages x 256 microbatches x F, B, W).
 iters=$(( (spans + 6143) / 6144 ))
 run=$data/scale-zbh1-p8-m256-i$iters

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -19,10 +20,13 @@
 #include "storage.h"
 
 static volatile sig_atomic_t stop_signal;
+static struct pps_gather *volatile gathering; /* for the handler to stop the step it is in */
 
 static void on_signal(int sig)
 {
     stop_signal = sig;
+    if (gathering)
+        pps_gather_stop(gathering);
 }
 
 static void usage(FILE *f)
@@ -35,9 +39,11 @@ static void usage(FILE *f)
             "directory RUN as they are written, so that 'ppscope view RUN' follows the whole job\n"
             "live, and report and merge read it as one run. Rows are copied unchanged and checked\n"
             "as every reader checks them; the sources are only read. Runs until every shard is\n"
-            "closed complete or its writer is gone (killed); Ctrl-C stops it, keeping what was\n"
-            "copied (incomplete). A SRC that does not exist yet is waited for, as are shards\n"
-            "that appear in it later. docs/cluster.md describes a job on many hosts.\n"
+            "closed complete or its writer is gone (killed; only a writer on this host can be\n"
+            "seen gone), every SRC has appeared and the shards are as many as the job's ranks;\n"
+            "a SRC that does not exist yet is waited for, as are shards that appear in it later.\n"
+            "Ctrl-C stops it, keeping what was copied (incomplete). docs/cluster.md describes a\n"
+            "job on many hosts.\n"
             "\n"
             "options:\n"
             "  -o, --output RUN      the run directory to create (must not exist)\n"
@@ -48,10 +54,24 @@ static void usage(FILE *f)
 
 static void progress(const struct pps_gather_stats *st, int tty, int last)
 {
-    fprintf(stderr, "%sppscope gather: %d rank%s (%d complete, %d writer%s gone), %lld spans%s",
-            tty ? "\r" : "", st->shards, st->shards == 1 ? "" : "s", st->complete, st->gone,
-            st->gone == 1 ? "" : "s", (long long)st->spans, tty && !last ? "  " : "\n");
+    char of[32] = "";
+
+    if (st->world > 0)
+        snprintf(of, sizeof(of), " of %d", st->world);
+    fprintf(stderr, "%sppscope gather: %d%s rank%s (%d complete, %d writer%s gone), %lld spans",
+            tty ? "\r" : "", st->shards, of, st->shards == 1 && !of[0] ? "" : "s", st->complete,
+            st->gone, st->gone == 1 ? "" : "s", (long long)st->spans);
+    if (st->unseen)
+        fprintf(stderr, ", %d source%s not there yet", st->unseen, st->unseen == 1 ? "" : "s");
+    fputs(tty && !last ? "  " : "\n", stderr);
     fflush(stderr);
+}
+
+/* strtod() of s into *v, *end after what it read; -1 when it read nothing. */
+static int end_of(const char *s, double *v, char **end)
+{
+    *v = strtod(s, end);
+    return *end == s ? -1 : 0;
 }
 
 static void nap(double s)
@@ -89,9 +109,9 @@ int pps_cmd_gather(int argc, char **argv)
         } else if (options && !strncmp(a, "--output=", 9)) {
             out = a + 9;
         } else if (options && !strcmp(a, "--interval")) {
-            char *end;
-            if (i + 1 >= argc || (interval = strtod(argv[i + 1], &end)) < 0.01 || interval > 60 ||
-                *end || end == argv[i + 1]) {
+            char *end = NULL;
+            if (i + 1 >= argc || end_of(argv[i + 1], &interval, &end) || *end ||
+                !(interval >= 0.01 && interval <= 60)) {
                 ret = pps_cli_usage_error("gather", "--interval needs seconds, 0.01 to 60");
                 goto done;
             }
@@ -119,17 +139,26 @@ int pps_cmd_gather(int argc, char **argv)
         ret = pps_cli_fail("gather", &err);
         goto done;
     }
+    gathering = g;
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
     for (;;) {
         rc = pps_gather_step(g, &st, &err);
         if (rc < 0) {
+            struct pps_err said = err;
+            struct stat sb;
             if (!quiet && tty)
                 fputc('\n', stderr);
-            ret = pps_cli_fail("gather", &err);
+            pps_gather_free(g); /* removes out where nothing was copied */
+            g = NULL;
+            /* What was copied before stays, a run of its own: say so on the one line. */
+            if (stat(out, &sb) == 0)
+                pps_err_set(&said, err.code, "%.380s (%.80s keeps what was copied, incomplete)",
+                            err.msg, out);
+            ret = pps_cli_fail("gather", &said);
             goto done;
         }
-        if (rc == 0 || stop_signal)
+        if (rc == 0 || stop_signal) /* done, even when a signal came after the last row */
             break;
         shown += interval;
         if (!quiet && (tty || shown >= 10)) {
@@ -140,10 +169,17 @@ int pps_cmd_gather(int argc, char **argv)
     }
     if (!quiet && tty)
         progress(&st, tty, 1); /* ends the line rewritten in place */
-    if (stop_signal) {
+    if (rc != 0) {
         int left = st.shards - st.complete - st.gone;
-        fprintf(stderr, "ppscope gather: stopped: %d rank%s copied in part, left incomplete\n",
-                left, left == 1 ? "" : "s");
+        if (left > 0)
+            fprintf(stderr, "ppscope gather: stopped: %d rank%s copied in part, left incomplete\n",
+                    left, left == 1 ? "" : "s");
+        else
+            fprintf(stderr,
+                    "ppscope gather: stopped: the %d rank%s found copied whole, while waiting "
+                    "for %s\n",
+                    st.shards, st.shards == 1 ? "" : "s",
+                    st.unseen ? "a source not there yet" : "more of the job's ranks");
         ret = 128 + (int)stop_signal;
     } else if (!quiet) {
         fputs("ppscope gather: wrote ", stdout);
@@ -156,6 +192,7 @@ int pps_cmd_gather(int argc, char **argv)
         putchar('\n');
     }
 done:
+    gathering = NULL;
     pps_gather_free(g);
     free(srcs);
     return ret;

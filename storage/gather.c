@@ -13,6 +13,7 @@
  * its end, has its copy closed complete; one whose writer is gone (killed) keeps what it wrote,
  * its copy closed incomplete. Nothing in a source is ever written.
  */
+#define _DEFAULT_SOURCE /* realpath() */
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -44,7 +45,10 @@ struct pps_gather {
     char **srcs;
     int n_srcs;
     char *dest;
-    char *what; /* the sources, "A, B", to name them in a message */
+    char *what;                 /* the sources, "A, B", to name them in a message */
+    char **real;                /* each source's realpath(), once it exists (NULL before) */
+    char *dest_real;            /* the destination's */
+    volatile sig_atomic_t stop; /* pps_gather_stop(): end the step at the next batch */
     struct gather_shard *shards;
     size_t n_shards, cap_shards;
     struct pps__rank_set claimed;
@@ -90,7 +94,8 @@ int pps_gather_open(const char *const *srcs, int n_srcs, const char *dest, struc
                                srcs[i]);
     }
     if (!(g = calloc(1, sizeof(*g))) || !(g->srcs = calloc((size_t)n_srcs, sizeof(*g->srcs))) ||
-        !(g->dest = strdup(dest)) || !(g->span_buf = malloc(BATCH_ROWS * sizeof(*g->span_buf))) ||
+        !(g->real = calloc((size_t)n_srcs, sizeof(*g->real))) || !(g->dest = strdup(dest)) ||
+        !(g->span_buf = malloc(BATCH_ROWS * sizeof(*g->span_buf))) ||
         !(g->metric_buf = malloc(BATCH_ROWS * sizeof(*g->metric_buf))))
         goto nomem;
     for (int i = 0; i < n_srcs; i++, g->n_srcs++)
@@ -110,6 +115,11 @@ int pps_gather_open(const char *const *srcs, int n_srcs, const char *dest, struc
         }
     }
     if ((rc = pps__make_dirs(dest, err))) {
+        pps_gather_free(g);
+        return rc;
+    }
+    if (!(g->dest_real = realpath(dest, NULL))) {
+        rc = pps_err_set(err, PPS_EIO, "%s: cannot resolve (%s)", dest, strerror(errno));
         pps_gather_free(g);
         return rc;
     }
@@ -135,9 +145,14 @@ void pps_gather_free(struct pps_gather *g)
     free(g->shards);
     if (g->dest)
         rmdir(g->dest); /* only where nothing was copied: a directory with shards stays */
-    for (int i = 0; i < g->n_srcs; i++)
+    for (int i = 0; i < g->n_srcs; i++) {
         free(g->srcs[i]);
+        if (g->real)
+            free(g->real[i]);
+    }
     free(g->srcs);
+    free(g->real);
+    free(g->dest_real);
     free(g->dest);
     free(g->what);
     free(g->span_buf);
@@ -151,7 +166,21 @@ static int find_shards(struct pps_gather *g, struct pps_err *err)
 {
     for (int i = 0; i < g->n_srcs; i++) {
         struct pps__shards list = {0};
-        int rc = pps__shards_list(g->srcs[i], &list, err);
+        int rc;
+
+        if (!g->real[i]) {
+            if (!(g->real[i] = realpath(g->srcs[i], NULL)))
+                continue; /* not there yet */
+            if (!strcmp(g->real[i], g->dest_real))
+                return pps_err_set(err, PPS_EINVAL,
+                                   "%s: is the destination: gather would read what it writes",
+                                   g->srcs[i]);
+            for (int k = 0; k < g->n_srcs; k++)
+                if (k != i && g->real[k] && !strcmp(g->real[k], g->real[i]))
+                    return pps_err_set(err, PPS_EINVAL, "%s and %s: one directory named twice",
+                                       g->srcs[k], g->srcs[i]);
+        }
+        rc = pps__shards_list(g->srcs[i], &list, err);
 
         if (rc == PPS_ENOENT) { /* nothing written there yet, or no directory yet */
             pps__shards_release(&list);
@@ -244,9 +273,12 @@ static int write_meta(struct gather_shard *sh, struct pps_err *err)
     for (size_t i = 0; i < sh->n_next; i++) {
         const struct pps_meta_entry *e = &sh->next[i];
         const char *was = meta_value(sh->meta, sh->n_meta, e->key);
+        /* complete and writer_pid are the copy's own (its writer's, the gather's), which says
+         * whether it is still being written; the rank's process is kept as source_writer_pid. */
+        const char *key = !strcmp(e->key, "writer_pid") ? "source_writer_pid" : e->key;
         if (!strcmp(e->key, "complete") || (was && !strcmp(was, e->value)))
             continue;
-        if ((rc = pps_store_writer_meta(sh->w, e->key, e->value, err)))
+        if ((rc = pps_store_writer_meta(sh->w, key, e->value, err)))
             return rc;
     }
     meta_free(sh->meta, sh->n_meta);
@@ -279,6 +311,13 @@ static int identity_check(struct pps_gather *g, struct pps_err *err)
         run.path = g->what;
         qsort(run.meta, n, sizeof(*run.meta), pps__meta_cmp);
         rc = pps__run_identity_check(&run, err);
+        /* The check speaks of one directory; here they are the sources. */
+        char *at = rc && err ? strstr(err->msg, "two runs in one directory") : NULL;
+        if (at) {
+            char tail[sizeof(err->msg)];
+            snprintf(tail, sizeof(tail), "%s", at + strlen("two runs in one directory"));
+            snprintf(at, sizeof(err->msg) - (size_t)(at - err->msg), "shards of two runs%s", tail);
+        }
     }
     meta_free(run.meta, n);
     return rc;
@@ -361,8 +400,8 @@ static int copy_rows(struct pps_gather *g, struct gather_shard *sh, int spans, s
             g->spans += (int64_t)n;
         else
             g->metrics += (int64_t)n;
-        if (n < BATCH_ROWS)
-            break;
+        if (n < BATCH_ROWS || g->stop)
+            break; /* the rest, if stopped, is the next step's */
     }
 out:
     sqlite3_finalize(st);
@@ -372,17 +411,10 @@ out:
 /* The shard's writer is a process of this host that exists no more (its meta host, writer_pid). */
 static int writer_gone(const struct gather_shard *sh)
 {
-    const char *host = meta_value(sh->meta, sh->n_meta, "host");
-    const char *pid = meta_value(sh->meta, sh->n_meta, "writer_pid");
-    char here[256];
-    int64_t p;
-
-    if (!host || !pid || pps__parse_i64(pid, &p) != 0 || p <= 0 || p > INT32_MAX)
-        return 0;
-    if (gethostname(here, sizeof(here)) != 0)
-        return 0;
-    here[sizeof(here) - 1] = '\0';
-    return strcmp(host, here) == 0 && kill((pid_t)p, 0) != 0 && errno == ESRCH;
+    const char *host = meta_value(sh->meta, sh->n_meta, "writer_host");
+    if (!host)
+        host = meta_value(sh->meta, sh->n_meta, "host");
+    return pps__writer_gone(host, meta_value(sh->meta, sh->n_meta, "writer_pid"));
 }
 
 /* The rest of a shard's step, inside the read transaction that read its meta: the meta, names,
@@ -393,8 +425,18 @@ static int copy_shard(struct pps_gather *g, struct gather_shard *sh, struct pps_
     int complete = c && !strcmp(c, "1"), rc;
 
     /* The copy is made once the shard is known to be of this job (identity_check()). */
-    if (!sh->w && (rc = pps_store_writer_open(g->dest, sh->rank, &sh->w, err)))
-        return rc;
+    if (!sh->w) {
+        char here[256];
+        if ((rc = pps_store_writer_open(g->dest, sh->rank, &sh->w, err)))
+            return rc;
+        if (gethostname(here, sizeof(here)) == 0) {
+            here[sizeof(here) - 1] = '\0';
+            if ((rc = pps_store_writer_meta(sh->w, "writer_host", here, err)))
+                return rc;
+        }
+        if ((rc = pps_store_writer_meta(sh->w, "gathered_from", sh->path, err)))
+            return rc;
+    }
     if ((rc = write_meta(sh, err)) || (rc = copy_names(sh, err)) ||
         (rc = copy_rows(g, sh, 1, err)) || (rc = copy_rows(g, sh, 0, err)))
         return rc;
@@ -424,9 +466,28 @@ static void end_reads(struct pps_gather *g)
     }
 }
 
+void pps_gather_stop(struct pps_gather *g)
+{
+    g->stop = 1;
+}
+
+/* The ranks the job has, from any shard's meta world (0 when none says). */
+static int job_world(const struct pps_gather *g)
+{
+    int world = 0;
+
+    for (size_t i = 0; i < g->n_shards; i++) {
+        const char *w = meta_value(g->shards[i].meta, g->shards[i].n_meta, "world");
+        int64_t v;
+        if (w && pps__parse_i64(w, &v) == 0 && v > world && v <= INT16_MAX + 1)
+            world = (int)v;
+    }
+    return world;
+}
+
 int pps_gather_step(struct pps_gather *g, struct pps_gather_stats *stats, struct pps_err *err)
 {
-    int rc = 0, open = 0;
+    int rc = 0, open = 0, unseen = 0;
 
     if ((rc = find_shards(g, err)))
         return rc;
@@ -444,13 +505,15 @@ int pps_gather_step(struct pps_gather *g, struct pps_gather_stats *stats, struct
         rc = identity_check(g, err);
     for (size_t i = 0; i < g->n_shards && rc == 0; i++) {
         struct gather_shard *sh = &g->shards[i];
-        if (sh->state == 0)
+        if (sh->state == 0 && !g->stop)
             rc = copy_shard(g, sh, err);
         open += sh->state == 0;
     }
     end_reads(g);
     if (rc)
         return rc;
+    for (int i = 0; i < g->n_srcs; i++)
+        unseen += !g->real[i];
     if (stats) {
         memset(stats, 0, sizeof(*stats));
         stats->shards = (int)g->n_shards;
@@ -460,6 +523,10 @@ int pps_gather_step(struct pps_gather *g, struct pps_gather_stats *stats, struct
         }
         stats->spans = g->spans;
         stats->metrics = g->metrics;
+        stats->world = job_world(g);
+        stats->unseen = unseen;
     }
-    return open > 0 || g->n_shards == 0;
+    /* Done once every shard found is, every source has appeared, and the shards are as many as
+     * the job's ranks (where it says): a host that has not started yet is waited for. */
+    return open > 0 || g->n_shards == 0 || unseen > 0 || (size_t)job_world(g) > g->n_shards;
 }

@@ -246,7 +246,7 @@ static int is_zombie(pid_t pid)
 
 /* Whether the process that wrote a rank (meta writer_pid, on meta host) is known to be gone:
  * on this host, and no process has its id (or only a zombie does). */
-static int writer_gone(const char *host, const char *pid_text)
+int pps__writer_gone(const char *host, const char *pid_text)
 {
     char here[256];
     int64_t pid;
@@ -271,7 +271,7 @@ int pps_run_writers_gone(const struct pps_run *run)
     if (!run || run->complete)
         return 0;
     for (size_t i = 0; i < run->n_meta;) {
-        const char *complete = NULL, *host = NULL, *pid = NULL;
+        const char *complete = NULL, *host = NULL, *writer_host = NULL, *pid = NULL;
         int rank = run->meta[i].rank;
 
         for (; i < run->n_meta && run->meta[i].rank == rank; i++) {
@@ -280,12 +280,16 @@ int pps_run_writers_gone(const struct pps_run *run)
                 complete = e->value;
             else if (!strcmp(e->key, "host"))
                 host = e->value;
+            else if (!strcmp(e->key, "writer_host"))
+                writer_host = e->value;
             else if (!strcmp(e->key, "writer_pid"))
                 pid = e->value;
         }
         if (complete && !strcmp(complete, "1"))
             continue;
-        if (!writer_gone(host, pid))
+        /* A gathered copy's writer is the gather, on its own host (writer_host); a rank's
+         * shard is written on the rank's host. */
+        if (!pps__writer_gone(writer_host ? writer_host : host, pid))
             return 0;
         incomplete = 1;
     }

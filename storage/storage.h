@@ -247,6 +247,8 @@ struct pps_gather_stats {
     int complete;           /* copied to the end of a shard closed complete */
     int gone;               /* copied to the end of a shard whose writer is gone */
     int64_t spans, metrics; /* rows copied */
+    int world;              /* the job's ranks, from the shards' meta world; 0 when unknown */
+    int unseen;             /* sources that do not exist yet */
 };
 
 /* Starts gathering the n_srcs run directories srcs into dest, which must not exist (it is
@@ -255,12 +257,19 @@ struct pps_gather_stats {
  * started). Nothing is copied yet. *out NULL on failure. */
 int pps_gather_open(const char *const *srcs, int n_srcs, const char *dest, struct pps_gather **out,
                     struct pps_err *err);
-/* One step: new shards found, new rows copied. Returns 1 while a source shard is still being
- * written (or none has appeared yet), 0 once every shard found is closed complete or its writer
- * is gone and all of it is copied, or a negative PPS_E... as pps_run_load() for a bad shard (two
- * sources holding one rank, a damaged row) or PPS_EIO for the destination. *stats (may be NULL)
- * says where it stands. */
+/*
+ * One step: new shards found, new rows copied. Returns 1 while there is more to come: a shard
+ * still being written, a source not there yet, fewer shards than the job's world; 0 once every
+ * shard is closed complete or its writer is gone (only a writer on this host can be seen gone)
+ * and all of it is copied; or a negative PPS_E... as pps_run_load() for a bad shard (two runs'
+ * shards, two sources holding one rank, a damaged row; PPS_EINVAL for a source that is the
+ * destination or is named twice) or PPS_EIO for the destination. What was copied before an
+ * error stays. *stats (may be NULL) says where it stands.
+ */
 int pps_gather_step(struct pps_gather *g, struct pps_gather_stats *stats, struct pps_err *err);
+/* Makes the step in progress (or the next) end at its next batch, leaving the rest uncopied:
+ * async-signal-safe, for a SIGINT handler. */
+void pps_gather_stop(struct pps_gather *g);
 /* Closes every copy not finished, incomplete (what was copied stays), and frees g; dest is
  * removed when nothing was copied into it. NULL: no-op. */
 void pps_gather_free(struct pps_gather *g);

@@ -92,6 +92,11 @@ int pps__run_check(const char *path, void (*progress)(void *ctx, int64_t spans),
  * run->merged only. The loader, the follower and merge call it once a run's meta is known. */
 int pps__run_identity_check(const struct pps_run *run, struct pps_err *err);
 
+/* Whether a shard's writer, process pid_text (meta writer_pid) of host (meta writer_host, else
+ * host), is gone: host is this host and no such process runs (or it is a zombie). 0 when it
+ * may run, or this host cannot tell (another host, no such keys). */
+int pps__writer_gone(const char *host, const char *pid_text);
+
 /* stat(2) with the one-line reason: "PATH: no such file or directory" is PPS_ENOENT. */
 struct stat;
 int pps__stat(const char *path, struct stat *st, struct pps_err *err);

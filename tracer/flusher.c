@@ -218,6 +218,11 @@ static void convert_ticks(struct pps_tracer *t, struct pps_span *spans, size_t n
             continue;
         s->start_ns = pps__tsc_map_ns(&t->tsc, s->start_ns);
         s->end_ns = pps__tsc_map_ns(&t->tsc, s->end_ns);
+        /* rdtsc is not ordered as clock_gettime() orders it, and a range that ends on another
+         * thread reads another core's TSC: an end a few ticks before its start is 0 ns long,
+         * not a negative duration (which readers refuse as damage). */
+        if (s->end_ns < s->start_ns)
+            s->end_ns = s->start_ns;
         s->clock = PPS_CLOCK_HOST;
     }
 }

@@ -140,12 +140,23 @@ static uint64_t full_after_env(void)
  * short spin, so that a tick is never converted by a single point. */
 static int write_clock_source(struct pps_tracer *t, struct pps_err *err)
 {
+    const char *note = pps__tsc_mode_reason();
+    int rc;
+
+    if (note[0] && (rc = pps_store_writer_meta(t->w, "clock_source_note", note, err)))
+        return rc;
     if (!pps__tsc_on)
         return pps_store_writer_meta(t->w, "clock_source", "monotonic", err);
-    pps__tsc_map_sample(&t->tsc);
-    for (int64_t until = pps__now() + 50000; pps__now() < until;)
-        ;
-    pps__tsc_map_sample(&t->tsc);
+    /* A sample whose TSC reads went backwards is left out: try for up to 10 ms. */
+    for (int64_t until = pps__now() + 10000000; t->tsc.n < 2 && pps__now() < until;) {
+        pps__tsc_map_sample(&t->tsc);
+        for (int64_t pause = pps__now() + 50000; pps__now() < pause;)
+            ;
+    }
+    if (t->tsc.n < 2)
+        return pps_err_set(err, PPS_EIO,
+                           "pps_trace_open: the TSC gave no two readings in order in 10 ms: set "
+                           "PPSCOPE_CLOCK=monotonic");
     return pps_store_writer_meta(t->w, "clock_source", "tsc", err);
 }
 

@@ -10,7 +10,9 @@
 
 #include "tracer_core.h"
 
-#define MIN_SPACING_NS 100000000 /* 100 ms between kept points */
+/* 10 ms between kept points: CLOCK_MONOTONIC's rate, which NTP changes, is taken as steady only
+ * that long (a 50 ppm change misplaces a tick by 0.5 us at most). */
+#define MIN_SPACING_NS 10000000
 #define SAMPLE_TRIES   5
 
 int pps__tsc_on;
@@ -84,6 +86,14 @@ static void mode_decide(void)
     }
     if (env && strcmp(env, "tsc") == 0) {
         pps__tsc_on = 1;
+        return;
+    }
+    if (env && *env && strcmp(env, "auto") != 0) {
+        /* Not a reason to stop tracing: said in the shard's meta, and chosen as by default. */
+        snprintf(mode_reason, sizeof(mode_reason),
+                 "PPSCOPE_CLOCK=%.20s is not tsc, monotonic or auto: chosen by the CPU", env);
+        kernel_clocksource(source, sizeof(source));
+        pps__tsc_on = cpu_has_flags(flags, 2) && strcmp(source, "tsc") == 0;
         return;
     }
     if (!cpu_has_flags(flags, 2)) {

@@ -14,7 +14,7 @@
  * at open, at every drain of the flusher, at close. A tick is converted by interpolating
  * between the two points around it, so its error is that of the points, a few tens of
  * nanoseconds, and CLOCK_MONOTONIC's own rate corrections (NTP slews it) are followed from
- * point to point. Points are kept 100 ms apart or more, 4096 at most: when full, the older half
+ * point to point. Points are kept 10 ms apart or more, 4096 at most: when full, the older half
  * is thinned to every other point, so the map always covers the whole run, more coarsely in the
  * past (only a span open for minutes starts there).
  *
@@ -41,9 +41,9 @@ extern int pps__tsc_on;
 /* Decides the process's mode (once; later calls do nothing), from PPSCOPE_CLOCK and the CPU. */
 void pps__tsc_mode_init(void);
 
-/* What the mode decision was based on, for the shard's meta clock_source ("tsc" or
- * "monotonic") and a reason when the TSC was not used ("no invariant TSC", "the kernel's
- * clocksource is hpet", "PPSCOPE_CLOCK=monotonic"); reason is "" with the TSC. */
+/* Why the process does not stamp with the TSC ("the CPU has no invariant TSC ...", "the kernel's
+ * clocksource is hpet, not tsc", "PPSCOPE_CLOCK=monotonic"), or that PPSCOPE_CLOCK held
+ * something else; "" otherwise. The tracer writes it as meta clock_source_note. */
 const char *pps__tsc_mode_reason(void);
 
 static inline int64_t pps__rdtsc(void)
@@ -61,7 +61,7 @@ struct pps__tsc_point {
     int64_t tick, ns;
     /* The slope of the segment to the next point, ns per tick in fixed point with
      * PPS__TSC_SHIFT fraction bits: a rounding error of 1 ns per 10^12 ticks (minutes of a
-     * multi-GHz TSC), and room for TSCs down to 16 MHz. */
+     * multi-GHz TSC), and room for any TSC faster than 1 Hz. */
     uint64_t mult;
 };
 

@@ -33,8 +33,22 @@ expect_exit 0 run -p 2 -m 2 --iters 1 $EMU --out "$T/one"
 expect_exit 0 run -p 2 -m 2 --iters 1 $EMU --out "$T/two"
 mkdir -p "$T/two-b" && mv "$T/two/rank-00001.db" "$T/two-b/"
 rm -f "$T/one/rank-00001.db"
-expect_exit 2 gather "$T/one" "$T/two-b" -o "$T/x4" && stderr_has "two runs in one directory"
+expect_exit 2 gather "$T/one" "$T/two-b" -o "$T/x4" && stderr_has "shards of two runs"
 [ ! -e "$T/x4" ] || fail "gather of two runs left $T/x4"
+expect_exit 2 gather "$T/empty" "$T/empty/." -o "$T/x5" && stderr_has "one directory named twice"
+expect_exit 2 gather "$T/x6" -o "$T/x6" && stderr_has "is the destination"
+expect_exit 2 gather --interval nan "$T/empty" -o "$T/x7" && stderr_has "--interval needs seconds"
+[ ! -e "$T/x5" ] && [ ! -e "$T/x6" ] && [ ! -e "$T/x7" ] || fail "a refused gather left its output"
+# A job of world 2 whose rank 1 never shows: gather waits for it; Ctrl-C stops it (exit 130),
+# the rank it found copied whole.
+if command -v timeout >/dev/null 2>&1; then
+    timeout -s INT 2 "$PPS" gather "$T/one" -o "$T/x8" >"$T/out" 2>"$T/err"
+    rc=$?
+    [ "$rc" -eq 124 ] && ok || fail "gather of a job missing a rank ended by itself: exit $rc"
+    stderr_has "copied whole, while waiting for more of the job's ranks"
+    expect_exit 0 report "$T/x8" && grep -q "^status    missing rank 1:" "$T/out" && ok ||
+        fail "the copy of a job missing rank 1: $(head -3 "$T/out")"
+fi
 
 [ "$HAVE_MPI" = 1 ] || { echo "skipped the job: ppscope built without MPI"; cli_finish_77=1; }
 [ -n "$MPIEXEC" ] || MPIEXEC=$(command -v mpirun || command -v mpiexec || true)

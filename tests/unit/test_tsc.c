@@ -62,7 +62,7 @@ static void test_map_follows_a_change_of_rate(void)
     pps__tsc_map_release(&m);
 }
 
-/* Points closer than 100 ms replace the newest; a point that does not move forward is refused. */
+/* Points closer than 10 ms replace the newest; a point that does not move forward is refused. */
 static void test_map_keeps_points_apart_and_increasing(void)
 {
     struct pps__tsc_map m;
@@ -70,7 +70,7 @@ static void test_map_keeps_points_apart_and_increasing(void)
     CHECK_EQ_INT(pps__tsc_map_init(&m, 16), 0);
     CHECK_EQ_INT(pps__tsc_map_add(&m, 100, 1000), 0);
     CHECK_EQ_INT(pps__tsc_map_add(&m, 200, 2000), 0);
-    CHECK_EQ_INT(pps__tsc_map_add(&m, 300, 3000), 0); /* within 100 ms of the first: replaces */
+    CHECK_EQ_INT(pps__tsc_map_add(&m, 300, 3000), 0); /* within 10 ms of the first: replaces */
     CHECK_EQ_INT((int)m.n, 2);
     CHECK_EQ_INT(m.pts[1].tick, 300);
     CHECK_EQ_INT(pps__tsc_map_add(&m, 300, 4000), -1);

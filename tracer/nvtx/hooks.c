@@ -11,7 +11,8 @@
  *   the cached entry itself, so a REGISTERED message costs no lookup.
  * - Iterations come from names that mark them ("pps:iter=3"), else are inferred from repeated
  *   forwards (iters.h); either way through pps_trace_iteration, when the range starts.
- * - Every hook that touches the tracer counts itself in, so that the exit handler can wait for
+ * - Every hook that touches the tracer marks itself in its thread's own counter, so that the exit
+ *   handler can wait for
  *   it; once the run is closing (or in a forked child) the hooks do nothing.
  * - Nothing here aborts or blocks the program: ranges that cannot be traced are dropped and
  *   counted, and injection.c reports the count at exit.
@@ -51,8 +52,10 @@ struct frame {
 };
 
 struct thread_stack {
-    _Atomic int active; /* 1 while the thread is inside a hook (enter() to leave()) */
-    int warm;           /* 1 once the thread's tracer buffer is set up */
+    /* Hooks the thread is inside (enter() to leave()): more than 1 when a signal handler calls
+     * NVTX inside a hook. Written by the thread alone, read by the exit handler. */
+    _Atomic int active;
+    int warm; /* 1 once the thread's tracer buffer is set up */
     struct frame frames[PPS__NVTX_STACK_FRAMES];
     int depth;         /* frames in use */
     int lost;          /* pushes beyond PPS__NVTX_STACK_FRAMES, popped before the frames are */
@@ -103,6 +106,12 @@ static struct thread_stack *get_stack(void);
  * sequentially consistent fence. Either way a hook sees closing and backs out, or is seen and
  * waited for.
  */
+static inline __attribute__((always_inline)) void leave(struct thread_stack *s)
+{
+    atomic_store_explicit(&s->active, atomic_load_explicit(&s->active, memory_order_relaxed) - 1,
+                          memory_order_release);
+}
+
 static inline __attribute__((always_inline)) struct thread_stack *enter(void)
 {
     struct thread_stack *s;
@@ -113,13 +122,16 @@ static inline __attribute__((always_inline)) struct thread_stack *enter(void)
         atomic_fetch_add(&pps__nvtx.dropped, 1); /* a range, or a mark: not traced */
         return NULL;
     }
-    atomic_store_explicit(&s->active, 1, memory_order_relaxed);
+    /* Not a locked add: only this thread writes it, and a signal handler that runs between the
+     * load and the store leaves it as it found it. */
+    atomic_store_explicit(&s->active, atomic_load_explicit(&s->active, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
     if (pps__nvtx.membarrier)
         atomic_signal_fence(memory_order_seq_cst);
     else
         atomic_thread_fence(memory_order_seq_cst);
     if (atomic_load_explicit(&pps__nvtx.closing, memory_order_relaxed)) {
-        atomic_store_explicit(&s->active, 0, memory_order_release);
+        leave(s);
         return NULL;
     }
     if (!s->warm) {
@@ -129,11 +141,6 @@ static inline __attribute__((always_inline)) struct thread_stack *enter(void)
         pps_trace_thread_init(pps__nvtx.t);
     }
     return s;
-}
-
-static inline __attribute__((always_inline)) void leave(struct thread_stack *s)
-{
-    atomic_store_explicit(&s->active, 0, memory_order_release);
 }
 
 static void drop(void)
@@ -159,8 +166,9 @@ static int any_active(void)
     int busy = 0;
 
 #ifdef __NR_membarrier
-    if (pps__nvtx.membarrier && syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0))
-        pps__nvtx.membarrier = 0; /* cannot happen once registered; fall back to fences */
+    /* Cannot fail once registered (set before any hook runs, never changed after). */
+    if (pps__nvtx.membarrier)
+        (void)syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
 #endif
     atomic_thread_fence(memory_order_seq_cst);
     pthread_mutex_lock(&pps__nvtx.lock);
