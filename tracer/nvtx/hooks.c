@@ -56,6 +56,9 @@ struct thread_stack {
      * NVTX inside a hook. Written by the thread alone, read by the exit handler. */
     _Atomic int active;
     int warm; /* 1 once the thread's tracer buffer is set up */
+    /* The last name this thread pushed, and the string it came from (name_cached()). */
+    const char *last_text;
+    const struct pps__nvtx_name *last_name;
     struct frame frames[PPS__NVTX_STACK_FRAMES];
     int depth;         /* frames in use */
     int lost;          /* pushes beyond PPS__NVTX_STACK_FRAMES, popped before the frames are */
@@ -207,6 +210,24 @@ static const struct pps__nvtx_name *name_of_ascii(const char *s)
     if (len == 0)
         return pps__nvtx_names_get(&pps__nvtx.names, UNNAMED, strlen(UNNAMED));
     return pps__nvtx_names_get(&pps__nvtx.names, s, len);
+}
+
+/*
+ * The name of s, through the thread's last one: a loop that pushes one name again and again
+ * finds it with one compare. Only the same string at the same address hits, and only when it
+ * still holds the name's bytes and ends there (a name PyTorch's tails were cut from does not).
+ */
+static const struct pps__nvtx_name *name_cached(struct thread_stack *ts, const char *s)
+{
+    const struct pps__nvtx_name *n = ts->last_name;
+
+    if (n && s && s == ts->last_text && strncmp(s, n->text, n->len) == 0 && s[n->len] == '\0')
+        return n;
+    if ((n = name_of_ascii(s)) && s) {
+        ts->last_text = s;
+        ts->last_name = n;
+    }
+    return n;
 }
 
 static const struct pps__nvtx_name *name_of_wide(const wchar_t *ws)
@@ -610,7 +631,7 @@ static int NVTX_API hook_push_a(const char *msg)
     if (!ts)
         return -1;
     int64_t now = pps__stamp();
-    int level = push(ts, NULL, name_of_ascii(msg), -1, now);
+    int level = push(ts, NULL, name_cached(ts, msg), -1, now);
     leave(ts);
     return level;
 }
