@@ -80,20 +80,19 @@ static void mode_decide(void)
     (void)kernel_clocksource;
     return;
 #else
-    if (env && strcmp(env, "monotonic") == 0) {
-        snprintf(mode_reason, sizeof(mode_reason), "PPSCOPE_CLOCK=monotonic");
+    /* Off unless asked for: spans the caller times with pps_trace_now() (CLOCK_MONOTONIC) and
+     * spans stamped with the TSC, converted later, may disagree by the conversion's error (tens
+     * of nanoseconds, more on a loaded host) where they meet. docs/tracer.md, Clocks. */
+    if (!env || !*env || strcmp(env, "monotonic") == 0)
         return;
-    }
-    if (env && strcmp(env, "tsc") == 0) {
+    if (strcmp(env, "tsc") == 0) {
         pps__tsc_on = 1;
         return;
     }
-    if (env && *env && strcmp(env, "auto") != 0) {
-        /* Not a reason to stop tracing: said in the shard's meta, and chosen as by default. */
+    if (strcmp(env, "auto") != 0) {
+        /* Not a reason to stop tracing: said in the shard's meta. */
         snprintf(mode_reason, sizeof(mode_reason),
-                 "PPSCOPE_CLOCK=%.20s is not tsc, monotonic or auto: chosen by the CPU", env);
-        kernel_clocksource(source, sizeof(source));
-        pps__tsc_on = cpu_has_flags(flags, 2) && strcmp(source, "tsc") == 0;
+                 "PPSCOPE_CLOCK=%.20s is not tsc, auto or monotonic: monotonic", env);
         return;
     }
     if (!cpu_has_flags(flags, 2)) {

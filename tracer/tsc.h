@@ -1,13 +1,15 @@
 /*
  * tsc.h - timestamps as TSC ticks on the hot path, nanoseconds in the shard.
  *
- * Where the CPU's time-stamp counter is invariant (it ticks at one rate whatever the core's
- * frequency and power state: /proc/cpuinfo's constant_tsc and nonstop_tsc) and the kernel keeps
- * CLOCK_MONOTONIC with it (clocksource tsc), a span's times are read with rdtsc, which costs
- * about half a clock_gettime() call, and turned into CLOCK_MONOTONIC nanoseconds by the
- * tracer's flusher just before they are written. Elsewhere they are CLOCK_MONOTONIC readings
- * from the start. PPSCOPE_CLOCK=monotonic forces the second, PPSCOPE_CLOCK=tsc the first on any
- * x86-64 CPU; the choice is made once per process, before its first span, and never changes.
+ * With PPSCOPE_CLOCK=auto, where the CPU's time-stamp counter is invariant (it ticks at one rate
+ * whatever the core's frequency and power state: /proc/cpuinfo's constant_tsc and nonstop_tsc)
+ * and the kernel keeps CLOCK_MONOTONIC with it (clocksource tsc), or with PPSCOPE_CLOCK=tsc on
+ * any x86-64 CPU, a span's times are read with rdtsc, which costs about half a clock_gettime()
+ * call, and turned into CLOCK_MONOTONIC nanoseconds by the tracer's flusher just before they are
+ * written. By default (unset, or monotonic) they are CLOCK_MONOTONIC readings from the start:
+ * spans a caller times with pps_trace_now() and stamped spans would otherwise disagree by the
+ * conversion's error where they meet. The choice is made once per process, before its first
+ * span, and never changes.
  *
  * The conversion is a map of calibration points, each a TSC reading paired with a
  * CLOCK_MONOTONIC reading taken between two TSC readings close together (the best of several):
