@@ -208,16 +208,15 @@ static void write_spans(struct pps_tracer *t, const struct pps_span *spans, size
     }
 }
 
-/* Spans stamped in TSC ticks into nanoseconds (tsc.h), through the map whose newest point was
- * taken after they were published. */
+/* Spans stamped in TSC ticks into nanoseconds, by the process's line (tsc.h). */
 static void convert_ticks(struct pps_tracer *t, struct pps_span *spans, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         struct pps_span *s = &spans[i];
         if (s->clock != PPS__CLOCK_TICKS)
             continue;
-        s->start_ns = pps__tsc_map_ns(&t->tsc, s->start_ns);
-        s->end_ns = pps__tsc_map_ns(&t->tsc, s->end_ns);
+        s->start_ns = pps__tsc_ns(s->start_ns);
+        s->end_ns = pps__tsc_ns(s->end_ns);
         /* rdtsc is not ordered as clock_gettime() orders it, and a range that ends on another
          * thread reads another core's TSC: an end a few ticks before its start is 0 ns long,
          * not a negative duration (which readers refuse as damage). */
@@ -267,8 +266,7 @@ void pps__flusher_drain(struct pps_tracer *t)
 
     for (int k = 0; k < n; k++)
         t->limits[k] = atomic_load_explicit(&t->bufs[k]->head, memory_order_acquire);
-    if (pps__tsc_on)
-        pps__tsc_map_sample(&t->tsc);
+    pps__tsc_calibrate(); /* at most one sample per 10 ms, whichever flusher takes it */
     for (;;) {
         size_t got = 0;
 

@@ -147,15 +147,11 @@ static int write_clock_source(struct pps_tracer *t, struct pps_err *err)
         return rc;
     if (!pps__tsc_on)
         return pps_store_writer_meta(t->w, "clock_source", "monotonic", err);
-    /* A sample whose TSC reads went backwards is left out: try for up to 10 ms. */
-    for (int64_t until = pps__now() + 10000000; t->tsc.n < 2 && pps__now() < until;) {
-        pps__tsc_map_sample(&t->tsc);
-        for (int64_t pause = pps__now() + 50000; pps__now() < pause;)
-            ;
-    }
-    if (t->tsc.n < 2)
+    /* The process's first tracer makes the line's first segment here (about 2 ms, once). */
+    pps__tsc_calibrate();
+    if (pps__tsc_line_ns_ready() == 0)
         return pps_err_set(err, PPS_EIO,
-                           "pps_trace_open: the TSC gave no two readings in order in 10 ms: set "
+                           "pps_trace_open: the TSC gave no two readings in order in 100 ms: set "
                            "PPSCOPE_CLOCK=monotonic");
     return pps_store_writer_meta(t->w, "clock_source", "tsc", err);
 }
@@ -170,7 +166,6 @@ static void tracer_free(struct pps_tracer *t, int sync_init)
     free(t->bufs);
     free(t->limits);
     free(t->batch);
-    pps__tsc_map_release(&t->tsc);
     pps_strtab_release(&t->names);
     pps__queues_free(t);
     if (sync_init) {
@@ -251,8 +246,7 @@ int pps_trace_open(const struct pps_trace_options *o, struct pps_tracer **out, s
     t->bufs = calloc((size_t)o->max_threads, sizeof(*t->bufs));
     t->limits = calloc((size_t)o->max_threads, sizeof(*t->limits));
     t->batch = malloc(PPS__BATCH_SPANS * sizeof(*t->batch));
-    if (!t->bufs || !t->limits || !t->batch ||
-        (pps__tsc_on && pps__tsc_map_init(&t->tsc, PPS__TSC_POINTS) != 0)) {
+    if (!t->bufs || !t->limits || !t->batch) {
         rc = pps_err_set(err, PPS_ENOMEM, "pps_trace_open: out of memory");
         goto out;
     }
@@ -366,9 +360,9 @@ static int close_tracer(struct pps_tracer *t, int complete, struct pps_err *err)
     }
     /* What the last drain left: the rows queued above, anything queued meanwhile. */
     pps__flusher_drain(t);
-    if (pps__tsc_on && pps__tsc_map_hz(&t->tsc) > 0) {
+    if (pps__tsc_on && pps__tsc_hz() > 0) {
         char hz[32];
-        snprintf(hz, sizeof(hz), "%.0f", pps__tsc_map_hz(&t->tsc));
+        snprintf(hz, sizeof(hz), "%.0f", pps__tsc_hz());
         if (pps_store_writer_meta(t->w, "clock_tsc_hz", hz, &e) != 0)
             pps__fail(t, &e);
     }

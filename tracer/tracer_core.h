@@ -160,8 +160,6 @@ struct pps_tracer {
     struct pps_span *batch;
     uint64_t *limits; /* per buffer: the head seen when the drain began */
     size_t names_written;
-    /* With the TSC (tsc.h): the calibration points that turn ticks into nanoseconds. */
-    struct pps__tsc_map tsc;
 
     struct pps_tracer *next_live; /* the process's list of open tracers (buffer.c) */
 };
@@ -286,8 +284,7 @@ int pps__flusher_start(struct pps_tracer *t, struct pps_err *err);
 /* Asks the flusher for a last drain, and joins it. */
 void pps__flusher_stop(struct pps_tracer *t);
 /* Drains everything now on the calling thread (the flusher must not be running). Spans
- * stamped in TSC ticks leave it in nanoseconds, through a calibration point taken after the
- * heads are noted (so after every tick it converts). */
+ * stamped in TSC ticks leave it in nanoseconds (tsc.h). */
 void pps__flusher_drain(struct pps_tracer *t);
 /* Records the first error met (a later one is dropped: the first explains); pps__fail() takes
  * t->lock, pps__fail_locked() is for a caller that holds it. */

@@ -10,9 +10,7 @@
 
 #include "tracer_core.h"
 
-/* 10 ms between kept points: CLOCK_MONOTONIC's rate, which NTP changes, is taken as steady only
- * that long (a 50 ppm change misplaces a tick by 0.5 us at most). */
-#define MIN_SPACING_NS 10000000
+#define MIN_SPACING_NS 10000000 /* between calibration samples */
 #define SAMPLE_TRIES   5
 
 int pps__tsc_on;
@@ -80,30 +78,28 @@ static void mode_decide(void)
     (void)kernel_clocksource;
     return;
 #else
-    /* Off unless asked for: spans the caller times with pps_trace_now() (CLOCK_MONOTONIC) and
-     * spans stamped with the TSC, converted later, may disagree by the conversion's error (tens
-     * of nanoseconds, more on a loaded host) where they meet. docs/tracer.md, Clocks. */
-    if (!env || !*env || strcmp(env, "monotonic") == 0)
+    if (env && strcmp(env, "monotonic") == 0) {
+        snprintf(mode_reason, sizeof(mode_reason), "PPSCOPE_CLOCK=monotonic");
         return;
-    if (strcmp(env, "tsc") == 0) {
+    }
+    if (env && strcmp(env, "tsc") == 0) {
         pps__tsc_on = 1;
         return;
     }
-    if (strcmp(env, "auto") != 0) {
-        /* Not a reason to stop tracing: said in the shard's meta. */
+    if (env && *env && strcmp(env, "auto") != 0) /* not a reason to stop tracing: said in meta */
         snprintf(mode_reason, sizeof(mode_reason),
-                 "PPSCOPE_CLOCK=%.20s is not tsc, auto or monotonic: monotonic", env);
-        return;
-    }
+                 "PPSCOPE_CLOCK=%.20s is not tsc, auto or monotonic: auto", env);
     if (!cpu_has_flags(flags, 2)) {
-        snprintf(mode_reason, sizeof(mode_reason),
-                 "the CPU has no invariant TSC (constant_tsc, nonstop_tsc)");
+        if (!mode_reason[0])
+            snprintf(mode_reason, sizeof(mode_reason),
+                     "the CPU has no invariant TSC (constant_tsc, nonstop_tsc)");
         return;
     }
     kernel_clocksource(source, sizeof(source));
     if (strcmp(source, "tsc") != 0) {
-        snprintf(mode_reason, sizeof(mode_reason), "the kernel's clocksource is %s, not tsc",
-                 source[0] ? source : "unknown");
+        if (!mode_reason[0])
+            snprintf(mode_reason, sizeof(mode_reason), "the kernel's clocksource is %s, not tsc",
+                     source[0] ? source : "unknown");
         return;
     }
     pps__tsc_on = 1;
@@ -120,63 +116,127 @@ const char *pps__tsc_mode_reason(void)
     return mode_reason;
 }
 
-int pps__tsc_map_init(struct pps__tsc_map *m, size_t cap)
+/* ---- the line ---------------------------------------------------------------------------- */
+
+static int64_t seg_eval(const struct pps__tsc_seg *g, int64_t tick)
 {
-    m->n = 0;
-    m->cap = cap < 4 ? 4 : cap;
-    m->pts = calloc(m->cap, sizeof(*m->pts));
-    return m->pts ? 0 : -1;
+    return g->ns + (int64_t)(((__int128)(tick - g->tick) * (__int128)g->mult) >> PPS__TSC_SHIFT);
 }
 
-void pps__tsc_map_release(struct pps__tsc_map *m)
+/* ns per tick over [a, b], in fixed point; 0 when b is not after a in both. */
+static uint64_t slope(int64_t tick_a, int64_t ns_a, int64_t tick_b, int64_t ns_b)
 {
-    free(m->pts);
-    m->pts = NULL;
-    m->n = m->cap = 0;
-}
-
-/* The slope of the segment from point i to point i + 1. */
-static void set_mult(struct pps__tsc_map *m, size_t i)
-{
-    const struct pps__tsc_point *p = &m->pts[i], *q = &m->pts[i + 1];
-    m->pts[i].mult = (uint64_t)(((unsigned __int128)(q->ns - p->ns) << PPS__TSC_SHIFT) /
-                                (unsigned __int128)(q->tick - p->tick));
-}
-
-/* Keeps every other point of the older half (the first point always), then the rest. */
-static void thin(struct pps__tsc_map *m)
-{
-    size_t half = m->n / 2, k = 1;
-
-    for (size_t i = 2; i < half; i += 2)
-        m->pts[k++] = m->pts[i];
-    for (size_t i = half; i < m->n; i++)
-        m->pts[k++] = m->pts[i];
-    m->n = k;
-    for (size_t i = 0; i + 1 < m->n; i++)
-        set_mult(m, i);
-}
-
-int pps__tsc_map_add(struct pps__tsc_map *m, int64_t tick, int64_t ns)
-{
-    if (m->n > 0 && (tick <= m->pts[m->n - 1].tick || ns <= m->pts[m->n - 1].ns))
-        return -1;
-    if (m->n >= 2 && ns - m->pts[m->n - 2].ns < MIN_SPACING_NS) {
-        m->pts[m->n - 1] = (struct pps__tsc_point){tick, ns, 0};
-        set_mult(m, m->n - 2);
+    if (tick_b <= tick_a || ns_b <= ns_a)
         return 0;
-    }
-    if (m->n == m->cap)
-        thin(m);
-    m->pts[m->n++] = (struct pps__tsc_point){tick, ns, 0};
-    if (m->n >= 2)
-        set_mult(m, m->n - 2);
-    return 0;
+    return (uint64_t)(((unsigned __int128)(ns_b - ns_a) << PPS__TSC_SHIFT) /
+                      (unsigned __int128)(tick_b - tick_a));
 }
 
-void pps__tsc_map_sample(struct pps__tsc_map *m)
+static void publish(struct pps__tsc_line *l, uint64_t n, struct pps__tsc_seg g)
 {
-    int64_t best = INT64_MAX, tick = 0, ns = 0;
+    l->segs[n % PPS__TSC_SEGS] = g;
+    atomic_store_explicit(&l->n_segs, n + 1, memory_order_release);
+}
+
+void pps__tsc_line_add(struct pps__tsc_line *l, int64_t tick, int64_t ns)
+{
+    uint64_t n = atomic_load_explicit(&l->n_segs, memory_order_relaxed);
+    uint64_t k = l->n_samples, rate;
+    int64_t t_old = 0, n_old = 0;
+
+    if (k > 0) {
+        uint64_t last = (k - 1) % PPS__TSC_SAMPLES;
+        if (tick <= l->sample_tick[last] || ns <= l->sample_ns[last])
+            return;
+    }
+    l->sample_tick[k % PPS__TSC_SAMPLES] = tick;
+    l->sample_ns[k % PPS__TSC_SAMPLES] = ns;
+    l->n_samples = ++k;
+    if (k < 2)
+        return;
+    /* The rate over about a second: from the newest kept sample at least that far back, else
+     * from the oldest kept. */
+    {
+        uint64_t first = k > PPS__TSC_SAMPLES ? k - PPS__TSC_SAMPLES : 0, j = first;
+        for (uint64_t i = first; i + 1 < k; i++)
+            if (ns - l->sample_ns[i % PPS__TSC_SAMPLES] >= PPS__TSC_RATE_NS)
+                j = i;
+        t_old = l->sample_tick[j % PPS__TSC_SAMPLES];
+        n_old = l->sample_ns[j % PPS__TSC_SAMPLES];
+    }
+    if (!(rate = slope(t_old, n_old, tick, ns)))
+        return;
+    if (n == 0) {
+        /* The first segment starts at the first sample, on the clock, at the first rate. */
+        publish(l, 0, (struct pps__tsc_seg){l->sample_tick[0], l->sample_ns[0], rate});
+        return;
+    }
+    {
+        const struct pps__tsc_seg *cur = &l->segs[(n - 1) % PPS__TSC_SEGS];
+        int64_t ahead = (int64_t)((((__int128)PPS__TSC_AHEAD_NS) << PPS__TSC_SHIFT) / rate);
+        int64_t steer = (int64_t)((((__int128)PPS__TSC_STEER_NS) << PPS__TSC_SHIFT) / rate);
+        int64_t start = tick + (ahead > 0 ? ahead : 1), meet = start + (steer > 0 ? steer : 1);
+        int64_t at = seg_eval(cur, start); /* where the line is: it stays continuous */
+        int64_t want = ns + (int64_t)(((__int128)(meet - tick) * (__int128)rate) >> PPS__TSC_SHIFT);
+        uint64_t mult = slope(start, at, meet, want);
+        uint64_t lo = rate - rate / 1000, hi = rate + rate / 1000; /* steer by 0.1% at most */
+
+        if (start <= cur->tick)
+            return;
+        if (mult < lo || want <= at)
+            mult = lo;
+        if (mult > hi)
+            mult = hi;
+        publish(l, n, (struct pps__tsc_seg){start, at, mult});
+    }
+}
+
+int64_t pps__tsc_line_ns(const struct pps__tsc_line *l, int64_t tick)
+{
+    uint64_t n = atomic_load_explicit(&l->n_segs, memory_order_acquire);
+    /* The oldest kept, leaving a margin the writer may be overwriting. */
+    uint64_t lo = n > PPS__TSC_SEGS - 16 ? n - (PPS__TSC_SEGS - 16) : 0, hi;
+
+    if (n == 0)
+        return INT64_MIN;
+    hi = n - 1;
+    if (tick >= l->segs[hi % PPS__TSC_SEGS].tick) /* the newest: nearly every tick */
+        return seg_eval(&l->segs[hi % PPS__TSC_SEGS], tick);
+    /* The last segment at or before tick, within [lo, hi]. */
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo + 1) / 2;
+        if (l->segs[mid % PPS__TSC_SEGS].tick <= tick)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return seg_eval(&l->segs[lo % PPS__TSC_SEGS], tick);
+}
+
+double pps__tsc_line_hz(const struct pps__tsc_line *l)
+{
+    uint64_t k = l->n_samples;
+    uint64_t first = k > PPS__TSC_SAMPLES ? k - PPS__TSC_SAMPLES : 0;
+
+    if (k < 2)
+        return 0;
+    int64_t dt =
+        l->sample_tick[(k - 1) % PPS__TSC_SAMPLES] - l->sample_tick[first % PPS__TSC_SAMPLES];
+    int64_t dn = l->sample_ns[(k - 1) % PPS__TSC_SAMPLES] - l->sample_ns[first % PPS__TSC_SAMPLES];
+    return dn > 0 ? (double)dt * 1e9 / (double)dn : 0;
+}
+
+/* ---- the process's line ----------------------------------------------------------------- */
+
+static struct pps__tsc_line line;
+static pthread_mutex_t line_lock = PTHREAD_MUTEX_INITIALIZER;
+static int64_t last_sample_ns;
+
+/* A TSC reading and the clock's at the same moment: the best of a few tries, each between two
+ * ordered TSC reads. 0, or -1 when none of them was in order. */
+static int sample(int64_t *tick, int64_t *ns)
+{
+    int64_t best = INT64_MAX;
 
     for (int i = 0; i < SAMPLE_TRIES; i++) {
 #if defined(__x86_64__)
@@ -186,49 +246,65 @@ void pps__tsc_map_sample(struct pps__tsc_map *m)
 #if defined(__x86_64__)
         _mm_lfence();
 #endif
-        int64_t n = pps__now();
+        int64_t n = pps__now() - pps__clock_skew_ns; /* the line is the raw clock's */
 #if defined(__x86_64__)
         _mm_lfence();
 #endif
         int64_t b = pps__rdtsc();
         if (b >= a && b - a < best) {
             best = b - a;
-            tick = a + (b - a) / 2;
-            ns = n;
+            *tick = a + (b - a) / 2;
+            *ns = n;
         }
     }
-    if (best != INT64_MAX)
-        pps__tsc_map_add(m, tick, ns);
+    return best == INT64_MAX ? -1 : 0;
 }
 
-int64_t pps__tsc_map_ns(const struct pps__tsc_map *m, int64_t tick)
+void pps__tsc_calibrate(void)
 {
-    size_t lo = 0, hi;
-    const struct pps__tsc_point *p;
+    int64_t tick, ns;
 
-    if (m->n < 2)
-        return m->n ? m->pts[0].ns : 0;
-    hi = m->n - 2;
-    if (tick >= m->pts[hi].tick) {
-        lo = hi; /* the newest segment: where nearly every span falls */
-    } else {
-        /* The last point at or before tick, within [0, n - 2]. */
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo + 1) / 2;
-            if (m->pts[mid].tick <= tick)
-                lo = mid;
-            else
-                hi = mid - 1;
+    if (!pps__tsc_on)
+        return;
+    pthread_mutex_lock(&line_lock);
+    if (atomic_load_explicit(&line.n_segs, memory_order_relaxed) == 0) {
+        /* The first segment wants a rate: two samples 1 ms apart (once per process). */
+        for (int i = 0; i < 100 && atomic_load_explicit(&line.n_segs, memory_order_relaxed) == 0;
+             i++) {
+            if (sample(&tick, &ns) == 0) {
+                pps__tsc_line_add(&line, tick, ns);
+                last_sample_ns = ns;
+            }
+            for (int64_t until = pps__now() + 1000000; pps__now() < until;)
+                ;
         }
+    } else if (pps__now() - pps__clock_skew_ns - last_sample_ns >= MIN_SPACING_NS &&
+               sample(&tick, &ns) == 0) {
+        pps__tsc_line_add(&line, tick, ns);
+        last_sample_ns = ns;
     }
-    p = &m->pts[lo];
-    return p->ns + (int64_t)(((__int128)(tick - p->tick) * (__int128)p->mult) >> PPS__TSC_SHIFT);
+    pthread_mutex_unlock(&line_lock);
 }
 
-double pps__tsc_map_hz(const struct pps__tsc_map *m)
+int64_t pps__tsc_ns(int64_t tick)
 {
-    if (m->n < 2)
-        return 0;
-    const struct pps__tsc_point *p = &m->pts[0], *q = &m->pts[m->n - 1];
-    return (double)(q->tick - p->tick) * 1e9 / (double)(q->ns - p->ns);
+    int64_t ns = pps__tsc_line_ns(&line, tick);
+    /* The test skew on top, as pps__now() adds it: a skew set at an open moves every time at
+     * once, not through the line's steering. */
+    return ns == INT64_MIN ? pps__now() : ns + pps__clock_skew_ns;
+}
+
+int pps__tsc_line_ns_ready(void)
+{
+    return atomic_load_explicit(&line.n_segs, memory_order_acquire) > 0;
+}
+
+double pps__tsc_hz(void)
+{
+    double hz;
+
+    pthread_mutex_lock(&line_lock);
+    hz = pps__tsc_line_hz(&line);
+    pthread_mutex_unlock(&line_lock);
+    return hz;
 }

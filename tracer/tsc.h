@@ -1,30 +1,24 @@
 /*
  * tsc.h - timestamps as TSC ticks on the hot path, nanoseconds in the shard.
  *
- * With PPSCOPE_CLOCK=auto, where the CPU's time-stamp counter is invariant (it ticks at one rate
- * whatever the core's frequency and power state: /proc/cpuinfo's constant_tsc and nonstop_tsc)
- * and the kernel keeps CLOCK_MONOTONIC with it (clocksource tsc), or with PPSCOPE_CLOCK=tsc on
- * any x86-64 CPU, a span's times are read with rdtsc, which costs about half a clock_gettime()
- * call, and turned into CLOCK_MONOTONIC nanoseconds by the tracer's flusher just before they are
- * written. By default (unset, or monotonic) they are CLOCK_MONOTONIC readings from the start:
- * spans a caller times with pps_trace_now() and stamped spans would otherwise disagree by the
- * conversion's error where they meet. The choice is made once per process, before its first
- * span, and never changes.
+ * Where the CPU's time-stamp counter is invariant (it ticks at one rate whatever the core's
+ * frequency and power state: /proc/cpuinfo's constant_tsc and nonstop_tsc) and the kernel keeps
+ * CLOCK_MONOTONIC with it (clocksource tsc), a span's times are read with rdtsc, which costs
+ * about half a clock_gettime() call, and turned into CLOCK_MONOTONIC nanoseconds by the tracer's
+ * flusher just before they are written; elsewhere they are CLOCK_MONOTONIC readings from the
+ * start. PPSCOPE_CLOCK=monotonic forces the second, PPSCOPE_CLOCK=tsc the first on any x86-64
+ * CPU (auto, or unset: as above). The choice is made once per process, before its first span,
+ * and never changes.
  *
- * The conversion is a map of calibration points, each a TSC reading paired with a
- * CLOCK_MONOTONIC reading taken between two TSC readings close together (the best of several):
- * at open, at every drain of the flusher, at close. A tick is converted by interpolating
- * between the two points around it, so its error is that of the points, a few tens of
- * nanoseconds, and CLOCK_MONOTONIC's own rate corrections (NTP slews it) are followed from
- * point to point. Points are kept 10 ms apart or more, 4096 at most: when full, the older half
- * is thinned to every other point, so the map always covers the whole run, more coarsely in the
- * past (only a span open for minutes starts there).
- *
- * Nothing here takes a lock: a map belongs to one tracer's flusher (or its close after the join).
+ * The conversion is one line for the process (struct pps__tsc_line below), calibrated against
+ * CLOCK_MONOTONIC by every tracer's flusher as it drains: pps_trace_now() converts its own
+ * reading of the TSC by it too, so spans a caller times and spans the tracer stamps lie on one
+ * time line, to the nanosecond.
  */
 #ifndef PPS_TRACER_TSC_H
 #define PPS_TRACER_TSC_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -59,39 +53,52 @@ static inline int64_t pps__rdtsc(void)
 
 #define PPS__TSC_SHIFT 40
 
-struct pps__tsc_point {
-    int64_t tick, ns;
-    /* The slope of the segment to the next point, ns per tick in fixed point with
-     * PPS__TSC_SHIFT fraction bits: a rounding error of 1 ns per 10^12 ticks (minutes of a
-     * multi-GHz TSC), and room for any TSC faster than 1 Hz. */
-    uint64_t mult;
+/*
+ * The line that turns ticks into nanoseconds: continuous, piecewise linear, only ever extended.
+ * Each calibration sample (tick, ns) appends a segment that starts a little in the future
+ * (PPS__TSC_AHEAD_NS), where the line already is, with the slope that brings it to the clock
+ * PPS__TSC_STEER_NS later, at the clock's rate over the last second or so. A tick is converted by
+ * the segment it falls in, which is fixed before any tick can fall in it: a tick converted when
+ * it was read (pps_trace_now()) and the same tick converted later by the flusher give the same
+ * nanosecond, and a thread's ticks in order convert in order. Its distance from CLOCK_MONOTONIC
+ * is the calibration's noise and the rate's change over a second, tens of nanoseconds.
+ */
+#define PPS__TSC_SEGS                                                                              \
+    65536 /* segments kept (11 min at one per 10 ms); an older tick takes the oldest */
+#define PPS__TSC_SAMPLES  256        /* calibration samples kept for the rate */
+#define PPS__TSC_AHEAD_NS 1000000    /* a segment starts 1 ms after its sample */
+#define PPS__TSC_STEER_NS 50000000   /* and meets the clock 50 ms after its start */
+#define PPS__TSC_RATE_NS  1000000000 /* the rate is taken over about a second */
+
+struct pps__tsc_seg {
+    int64_t tick, ns; /* where it starts */
+    uint64_t mult;    /* ns per tick, PPS__TSC_SHIFT fraction bits */
 };
 
-struct pps__tsc_map {
-    struct pps__tsc_point *pts; /* by tick, ascending; cap entries */
-    size_t n, cap;
+struct pps__tsc_line {
+    struct pps__tsc_seg segs[PPS__TSC_SEGS];
+    _Atomic uint64_t n_segs; /* appended so far: segment k is segs[k % PPS__TSC_SEGS] */
+    int64_t sample_tick[PPS__TSC_SAMPLES], sample_ns[PPS__TSC_SAMPLES];
+    uint64_t n_samples;
 };
 
-/* An empty map with room for cap points (at least 4; PPS__TSC_POINTS in use); -1 when out of
- * memory. */
-#define PPS__TSC_POINTS 4096
-int pps__tsc_map_init(struct pps__tsc_map *m, size_t cap);
-void pps__tsc_map_release(struct pps__tsc_map *m);
+/* Adds a calibration sample (a TSC reading and the clock's at the same moment). The first two
+ * make the first segment (at the first, with their rate); a sample that does not move forward
+ * in both is ignored. One writer at a time; readers (pps__tsc_line_ns) any time, from any
+ * thread, without a lock. */
+void pps__tsc_line_add(struct pps__tsc_line *l, int64_t tick, int64_t ns);
+/* tick in nanoseconds, or INT64_MIN while the line has no segment. */
+int64_t pps__tsc_line_ns(const struct pps__tsc_line *l, int64_t tick);
+/* The clock's rate in ticks per second over the samples kept; 0 with fewer than two. */
+double pps__tsc_line_hz(const struct pps__tsc_line *l);
 
-/* Adds a calibration point (tick, ns): replaces the newest one while it is within 100 ms of the
- * one before, thins the older half when full. A point not later than the newest in both tick
- * and ns is ignored (returns -1): the map stays increasing. */
-int pps__tsc_map_add(struct pps__tsc_map *m, int64_t tick, int64_t ns);
-
-/* Takes a calibration point now against pps_trace_now()'s clock (its test skew included) and
- * adds it. */
-void pps__tsc_map_sample(struct pps__tsc_map *m);
-
-/* A tick in nanoseconds: interpolated between the points around it, extrapolated along the
- * first or last segment outside them. The map needs two points or more. */
-int64_t pps__tsc_map_ns(const struct pps__tsc_map *m, int64_t tick);
-
-/* Ticks per second over the whole map (its first and last points); 0 with fewer than two. */
-double pps__tsc_map_hz(const struct pps__tsc_map *m);
+/* The process's line: pps__tsc_calibrate() takes a sample now, at most every 10 ms (any
+ * flusher's drain, open and close call it; the first call takes two, 1 ms apart);
+ * pps__tsc_ns() converts a tick (by the line, or by pps__now() before its first segment). */
+void pps__tsc_calibrate(void);
+int64_t pps__tsc_ns(int64_t tick);
+double pps__tsc_hz(void);
+/* 1 once the process's line has a segment (the TSC gave readings in order). */
+int pps__tsc_line_ns_ready(void);
 
 #endif

@@ -6,8 +6,9 @@
  * tracer for real: spans recorded with begin/end between two clock_gettime() readings, over a
  * couple of seconds with flushes between them, must land within 1 us of those readings once
  * converted. The process's mode comes from PPSCOPE_CLOCK, which tests/tracer.cmake sets: "tsc"
- * for test_tsc, empty (the default) for test_tsc_monotonic (the same checks on the other path).
+ * for test_tsc, "monotonic" for test_tsc_monotonic (the same checks on the other path).
  */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -23,83 +24,96 @@ static int64_t mono_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* A line through (1000, 5000) at 0.4 ns per tick: every tick between points and beyond them
- * converts to the nanosecond (up to the fixed point's rounding). */
-static void test_map_is_exact_on_a_line(void)
+static struct pps__tsc_line *line_new(void)
 {
-    struct pps__tsc_map m;
+    struct pps__tsc_line *l = calloc(1, sizeof(*l)); /* 1.5 MB: not on the stack */
+    CHECK(l != NULL);
+    if (!l)
+        exit(1);
+    return l;
+}
 
-    CHECK_EQ_INT(pps__tsc_map_init(&m, 16), 0);
-    for (int i = 0; i < 5; i++)
-        CHECK_EQ_INT(pps__tsc_map_add(&m, 1000 + (int64_t)i * 500000000, 5000 + i * 200000000LL),
-                     0);
-    for (int64_t tick = 0; tick < 3000000000LL; tick += 123456789) {
-        int64_t want = 5000 + (tick - 1000) * 2 / 5;
-        CHECK(llabs(pps__tsc_map_ns(&m, tick) - want) <= 1);
+/* A clock at exactly 0.4 ns per tick, sampled every 10 ms: the line is the clock, to the ns,
+ * between the samples and beyond them. */
+static void test_line_is_the_clock_when_the_clock_is_a_line(void)
+{
+    struct pps__tsc_line *l = line_new();
+
+    CHECK_EQ_INT(pps__tsc_line_ns(l, 123), INT64_MIN);
+    for (int64_t i = 0; i < 300; i++)
+        pps__tsc_line_add(l, 1000 + i * 25000000, 5000 + i * 10000000);
+    int64_t worst = 0;
+    for (int64_t tick = 1000; tick < 300LL * 25000000; tick += 123456789) {
+        int64_t d = llabs(pps__tsc_line_ns(l, tick) - (5000 + (tick - 1000) * 2 / 5));
+        worst = d > worst ? d : worst;
     }
-    CHECK_NEAR(pps__tsc_map_hz(&m), 2.5e9, 1.0);
-    pps__tsc_map_release(&m);
+    printf("  a clock that is a line: the line within %lld ns of it\n", (long long)worst);
+    CHECK(worst <= 2); /* the rounding of each segment's start, steered away by the next */
+    CHECK_NEAR(pps__tsc_line_hz(l), 2.5e9, 1.0);
+    free(l);
 }
 
-/* The clock runs 100 ppm fast for the second half: ticks are converted along the segment they
- * fall in, so the kink is followed, not averaged away. */
-static void test_map_follows_a_change_of_rate(void)
+/* The clock runs 100 ppm fast from 2 s on (NTP changing its rate): within a second or two the
+ * line follows it to 100 ns, and it never runs backwards on the way. */
+static void test_line_follows_a_change_of_rate(void)
 {
-    struct pps__tsc_map m;
-    const int64_t step = 1000000000; /* ticks (and ns at first) between points */
+    struct pps__tsc_line *l = line_new();
+    const int64_t step = 10000000; /* ticks (1 ns each at first) between samples */
+    int64_t ns = 0, worst = 0, prev = INT64_MIN;
 
-    CHECK_EQ_INT(pps__tsc_map_init(&m, 64), 0);
-    int64_t ns = 0;
-    for (int i = 0; i <= 20; i++) {
-        CHECK_EQ_INT(pps__tsc_map_add(&m, (int64_t)i * step, ns), 0);
-        ns += i < 10 ? step : step + step / 10000;
-    }
-    /* 15.5 s of ticks: 10 s at 1 ns per tick, 5.5 s at 1.0001. */
-    int64_t tick = 15 * step + step / 2;
-    int64_t want = 10 * step + (int64_t)(5.5 * (double)step * 1.0001);
-    CHECK(llabs(pps__tsc_map_ns(&m, tick) - want) <= 1);
-    CHECK(llabs(pps__tsc_map_ns(&m, 5 * step) - 5 * step) <= 1);
-    pps__tsc_map_release(&m);
-}
-
-/* Points closer than 10 ms replace the newest; a point that does not move forward is refused. */
-static void test_map_keeps_points_apart_and_increasing(void)
-{
-    struct pps__tsc_map m;
-
-    CHECK_EQ_INT(pps__tsc_map_init(&m, 16), 0);
-    CHECK_EQ_INT(pps__tsc_map_add(&m, 100, 1000), 0);
-    CHECK_EQ_INT(pps__tsc_map_add(&m, 200, 2000), 0);
-    CHECK_EQ_INT(pps__tsc_map_add(&m, 300, 3000), 0); /* within 10 ms of the first: replaces */
-    CHECK_EQ_INT((int)m.n, 2);
-    CHECK_EQ_INT(m.pts[1].tick, 300);
-    CHECK_EQ_INT(pps__tsc_map_add(&m, 300, 4000), -1);
-    CHECK_EQ_INT(pps__tsc_map_add(&m, 400, 3000), -1);
-    CHECK_EQ_INT((int)m.n, 2);
-    CHECK_EQ_INT(pps__tsc_map_ns(&m, 200), 2000);
-    pps__tsc_map_release(&m);
-}
-
-/* Ten thousand points into a map of 64: it thins, keeps its first and newest points, stays
- * sorted, and converts the whole range within a nanosecond of a clock with a slow drift. */
-static void test_map_thins_and_covers_the_run(void)
-{
-    struct pps__tsc_map m;
-    const int64_t step = 150000000; /* 150 ms */
-
-    CHECK_EQ_INT(pps__tsc_map_init(&m, 64), 0);
-    for (int64_t i = 0; i < 10000; i++) {
+    for (int64_t i = 0; i <= 600; i++) {
         int64_t tick = i * step;
-        CHECK_EQ_INT(pps__tsc_map_add(&m, tick, tick + tick / 1000000), 0);
+        pps__tsc_line_add(l, tick, ns);
+        if (i >= 400) { /* 2 s after the change */
+            int64_t d = llabs(pps__tsc_line_ns(l, tick) - ns);
+            worst = d > worst ? d : worst;
+        }
+        for (int64_t t = tick; t < tick + step; t += step / 7) {
+            int64_t g = pps__tsc_line_ns(l, t);
+            CHECK(g >= prev);
+            prev = g;
+        }
+        ns += i < 200 ? step : step + step / 10000;
     }
-    CHECK(m.n <= 64 && m.n >= 32);
-    CHECK_EQ_INT(m.pts[0].tick, 0);
-    CHECK_EQ_INT(m.pts[m.n - 1].tick, 9999 * step);
-    for (size_t i = 0; i + 1 < m.n; i++)
-        CHECK(m.pts[i].tick < m.pts[i + 1].tick);
-    for (int64_t tick = 0; tick < 9999 * step; tick += 7777777777LL)
-        CHECK(llabs(pps__tsc_map_ns(&m, tick) - (tick + tick / 1000000)) <= 2);
-    pps__tsc_map_release(&m);
+    printf("  after a 100 ppm change of rate: the line within %lld ns of the clock\n",
+           (long long)worst);
+    CHECK(worst <= 100);
+    free(l);
+}
+
+/* A tick converted now converts the same later, however many samples come after it: a segment
+ * starts ahead of its sample, so no tick read before it can fall in it. */
+static void test_a_tick_converts_the_same_later(void)
+{
+    struct pps__tsc_line *l = line_new();
+    enum { N = 200 };
+    int64_t ticks[N], first[N], ns = 0;
+
+    for (int64_t i = 0; i < N; i++) {
+        int64_t tick = i * 10000000;
+        pps__tsc_line_add(l, tick, ns);
+        ticks[i] = tick + 3000000; /* read 3 ms after the sample: on the line as it is now */
+        first[i] = pps__tsc_line_ns(l, ticks[i]);
+        ns += 10000000 + (i % 3) * 1000; /* a clock with some noise of its own */
+    }
+    for (int i = 1; i < N; i++)
+        CHECK_EQ_INT(pps__tsc_line_ns(l, ticks[i]), first[i]);
+    free(l);
+}
+
+/* A sample that does not move forward in both tick and time is left out. */
+static void test_line_ignores_samples_out_of_order(void)
+{
+    struct pps__tsc_line *l = line_new();
+
+    pps__tsc_line_add(l, 100, 1000);
+    pps__tsc_line_add(l, 200, 2000);
+    uint64_t n = atomic_load(&l->n_segs);
+    pps__tsc_line_add(l, 150, 3000);
+    pps__tsc_line_add(l, 300, 1500);
+    CHECK_EQ_INT((int)atomic_load(&l->n_segs), (int)n);
+    CHECK_EQ_INT((int)l->n_samples, 2);
+    free(l);
 }
 
 /* The tracer for real, in the mode PPSCOPE_CLOCK chose: each span lies within 1 us of the
@@ -161,9 +175,47 @@ static void test_spans_agree_with_clock_monotonic(void)
             CHECK(hz != NULL && atof(hz) > 1e8);
         }
     }
-    /* The TSC is not the default (tracer/tsc.h): unset, empty or monotonic is the clock. */
-    if (!want || !*want || strcmp(want, "monotonic") == 0)
+    if (want && strcmp(want, "monotonic") == 0)
         CHECK_EQ_INT(pps__tsc_on, 0);
+    pps_run_free(run);
+    tmpdir_free(dir);
+}
+
+/* A wait timed with pps_trace_now() and recorded, then an op with begin/end, again and again:
+ * in the shard every wait ends before its op starts, whichever clock each was read by. */
+static void test_timed_and_stamped_spans_keep_their_order(void)
+{
+    char *dir = tmpdir_new();
+    struct pps_trace_options o = opts(dir, 1 << 16, 5);
+    struct pps_tracer *t = open_ok(&o);
+    enum { N = 20000 };
+    int bad = 0, pairs = 0;
+
+    for (int i = 0; i < N; i++) {
+        int64_t a = pps_trace_now(), b = pps_trace_now();
+        pps_trace_p2p(t, PPS_TRACE_WAIT, 0, 1, i, 0, a, b);
+        pps_trace_begin(t, PPS_TRACE_F, 0, 0, i);
+        pps_trace_end(t);
+    }
+    close_ok(t);
+    struct pps_run *run = load_ok(dir);
+    if (run) {
+        static int64_t wait_end[N], f_start[N];
+        const struct pps_stage_spans *st = &run->stages[0];
+        for (size_t k = 0; k < st->n; k++) {
+            const struct pps_span *s = &st->spans[k];
+            if (s->mb < 0 || s->mb >= N)
+                continue;
+            if (s->kind == PPS_SPAN_WAIT)
+                wait_end[s->mb] = s->end_ns;
+            else if (s->kind == PPS_SPAN_F)
+                f_start[s->mb] = s->start_ns, pairs++;
+        }
+        for (int i = 0; i < N; i++)
+            bad += f_start[i] < wait_end[i];
+        CHECK_EQ_INT(pairs, N);
+        CHECK_EQ_INT(bad, 0);
+    }
     pps_run_free(run);
     tmpdir_free(dir);
 }
@@ -171,10 +223,11 @@ static void test_spans_agree_with_clock_monotonic(void)
 int main(int argc, char **argv)
 {
     static const struct test_case cases[] = {
-        TEST(test_map_is_exact_on_a_line),
-        TEST(test_map_follows_a_change_of_rate),
-        TEST(test_map_keeps_points_apart_and_increasing),
-        TEST(test_map_thins_and_covers_the_run),
+        TEST(test_line_is_the_clock_when_the_clock_is_a_line),
+        TEST(test_line_follows_a_change_of_rate),
+        TEST(test_a_tick_converts_the_same_later),
+        TEST(test_line_ignores_samples_out_of_order),
+        TEST(test_timed_and_stamped_spans_keep_their_order),
         TEST(test_spans_agree_with_clock_monotonic),
         {NULL, NULL},
     };
