@@ -18,3 +18,5 @@ set_tests_properties(test_tsc PROPERTIES ENVIRONMENT "PPSCOPE_CLOCK=tsc")
 add_test(NAME test_tsc_monotonic COMMAND test_tsc test_spans_agree_with_clock_monotonic)
 set_tests_properties(test_tsc_monotonic PROPERTIES ENVIRONMENT "PPSCOPE_CLOCK=monotonic"
                      LABELS unit SKIP_RETURN_CODE 77)
+# The lock-free line and the converted spans under the sanitizers too (.ci/run, label asan).
+set_property(TEST test_tsc APPEND PROPERTY LABELS asan)
