@@ -11,7 +11,7 @@ set_tests_properties(test_tracer_load PROPERTIES RUN_SERIAL TRUE TIMEOUT 300)
 pps_unit_test(test_devmap pps_tracer pps_storage)
 # Also under the sanitizers in CI (.ci/run, label asan).
 set_property(TEST test_devmap APPEND PROPERTY LABELS asan)
-# TSC stamps against CLOCK_MONOTONIC (tracer/tsc.h): the map's cases, then spans recorded for
+# TSC stamps against CLOCK_MONOTONIC (tracer/tsc.h): the line's cases, then spans recorded for
 # real, once with the TSC forced and once with it off.
 pps_unit_test(test_tsc pps_tracer pps_storage Threads::Threads)
 set_tests_properties(test_tsc PROPERTIES ENVIRONMENT "PPSCOPE_CLOCK=tsc")

@@ -35,6 +35,6 @@ int64_t pps_trace_now(void)
     /* With the TSC, the reading is converted by the line the tracer converts its stamps by
      * (tsc.h): both kinds of span lie on one time line. */
     if (pps__tsc_on)
-        return pps__tsc_ns(pps__rdtsc());
+        return pps__tsc_now();
     return pps__now();
 }

@@ -1,5 +1,6 @@
 /*
- * tsc.c - the process's stamp mode and the TSC-to-CLOCK_MONOTONIC map of one tracer (tsc.h).
+ * tsc.c - the process's stamp mode, and the one line that turns its TSC ticks into CLOCK_MONOTONIC
+ * nanoseconds (tsc.h).
  */
 #include "tsc.h"
 
@@ -106,9 +107,20 @@ static void mode_decide(void)
 #endif
 }
 
+static void fork_prepare(void);
+static void fork_parent(void);
+static void fork_child(void);
+
+static void mode_init(void)
+{
+    mode_decide();
+    if (pps__tsc_on)
+        pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
 void pps__tsc_mode_init(void)
 {
-    pthread_once(&mode_once, mode_decide);
+    pthread_once(&mode_once, mode_init);
 }
 
 const char *pps__tsc_mode_reason(void)
@@ -118,9 +130,18 @@ const char *pps__tsc_mode_reason(void)
 
 /* ---- the line ---------------------------------------------------------------------------- */
 
+static int64_t along(int64_t tick0, int64_t ns0, uint64_t mult, int64_t tick)
+{
+    return ns0 + (int64_t)(((__int128)(tick - tick0) * (__int128)mult) >> PPS__TSC_SHIFT);
+}
+
 static int64_t seg_eval(const struct pps__tsc_seg *g, int64_t tick)
 {
-    return g->ns + (int64_t)(((__int128)(tick - g->tick) * (__int128)g->mult) >> PPS__TSC_SHIFT);
+    if (tick < g->tick) /* before the oldest kept: back at the clock's rate */
+        return along(g->tick, g->ns, g->rate, tick);
+    if (tick <= g->knee_tick)
+        return along(g->tick, g->ns, g->mult, tick);
+    return along(g->knee_tick, g->knee_ns, g->rate, tick);
 }
 
 /* ns per tick over [a, b], in fixed point; 0 when b is not after a in both. */
@@ -138,7 +159,7 @@ static void publish(struct pps__tsc_line *l, uint64_t n, struct pps__tsc_seg g)
     atomic_store_explicit(&l->n_segs, n + 1, memory_order_release);
 }
 
-void pps__tsc_line_add(struct pps__tsc_line *l, int64_t tick, int64_t ns)
+void pps__tsc_line_add(struct pps__tsc_line *l, int64_t tick, int64_t ns, int64_t now)
 {
     uint64_t n = atomic_load_explicit(&l->n_segs, memory_order_relaxed);
     uint64_t k = l->n_samples, rate;
@@ -168,7 +189,9 @@ void pps__tsc_line_add(struct pps__tsc_line *l, int64_t tick, int64_t ns)
         return;
     if (n == 0) {
         /* The first segment starts at the first sample, on the clock, at the first rate. */
-        publish(l, 0, (struct pps__tsc_seg){l->sample_tick[0], l->sample_ns[0], rate});
+        publish(l, 0,
+                (struct pps__tsc_seg){l->sample_tick[0], l->sample_ns[0], rate, l->sample_tick[0],
+                                      l->sample_ns[0], rate});
         return;
     }
     {
@@ -181,13 +204,14 @@ void pps__tsc_line_add(struct pps__tsc_line *l, int64_t tick, int64_t ns)
         uint64_t mult = slope(start, at, meet, want);
         uint64_t lo = rate - rate / 1000, hi = rate + rate / 1000; /* steer by 0.1% at most */
 
-        if (start <= cur->tick)
-            return;
-        if (mult < lo || want <= at)
+        if (start <= cur->tick || now > start - ahead / 2)
+            return; /* too late: a tick already read could fall in it */
+        if (mult < lo)
             mult = lo;
         if (mult > hi)
             mult = hi;
-        publish(l, n, (struct pps__tsc_seg){start, at, mult});
+        publish(l, n,
+                (struct pps__tsc_seg){start, at, mult, meet, along(start, at, mult, meet), rate});
     }
 }
 
@@ -231,6 +255,26 @@ double pps__tsc_line_hz(const struct pps__tsc_line *l)
 static struct pps__tsc_line line;
 static pthread_mutex_t line_lock = PTHREAD_MUTEX_INITIALIZER;
 static int64_t last_sample_ns;
+static _Atomic int64_t last_sample_tick;
+/* Ticks after which pps__tsc_now() samples itself: about 100 ms at any TSC rate above 100 MHz
+ * (set at the first sample from the rate; until then, samples are due at once). */
+static int64_t stale_ticks = 0;
+
+/* A child forked while a flusher held line_lock would find it locked for ever. */
+static void fork_prepare(void)
+{
+    pthread_mutex_lock(&line_lock);
+}
+
+static void fork_parent(void)
+{
+    pthread_mutex_unlock(&line_lock);
+}
+
+static void fork_child(void)
+{
+    pthread_mutex_init(&line_lock, NULL);
+}
 
 /* A TSC reading and the clock's at the same moment: the best of a few tries, each between two
  * ordered TSC reads. 0, or -1 when none of them was in order. */
@@ -260,19 +304,17 @@ static int sample(int64_t *tick, int64_t *ns)
     return best == INT64_MAX ? -1 : 0;
 }
 
-void pps__tsc_calibrate(void)
+/* One sample into the line, under line_lock; the first call takes two, 1 ms apart (the first
+ * segment wants a rate; once per process, at most 100 tries). */
+static void calibrate_locked(void)
 {
     int64_t tick, ns;
 
-    if (!pps__tsc_on)
-        return;
-    pthread_mutex_lock(&line_lock);
     if (atomic_load_explicit(&line.n_segs, memory_order_relaxed) == 0) {
-        /* The first segment wants a rate: two samples 1 ms apart (once per process). */
         for (int i = 0; i < 100 && atomic_load_explicit(&line.n_segs, memory_order_relaxed) == 0;
              i++) {
             if (sample(&tick, &ns) == 0) {
-                pps__tsc_line_add(&line, tick, ns);
+                pps__tsc_line_add(&line, tick, ns, pps__rdtsc());
                 last_sample_ns = ns;
             }
             for (int64_t until = pps__now() + 1000000; pps__now() < until;)
@@ -280,9 +322,25 @@ void pps__tsc_calibrate(void)
         }
     } else if (pps__now() - pps__clock_skew_ns - last_sample_ns >= MIN_SPACING_NS &&
                sample(&tick, &ns) == 0) {
-        pps__tsc_line_add(&line, tick, ns);
+        pps__tsc_line_add(&line, tick, ns, pps__rdtsc());
         last_sample_ns = ns;
     }
+    if (line.n_samples) {
+        uint64_t n = atomic_load_explicit(&line.n_segs, memory_order_relaxed);
+        if (n && !stale_ticks) /* 100 ms of ticks, from the first segment's rate */
+            stale_ticks = (int64_t)((((__int128)100000000) << PPS__TSC_SHIFT) / line.segs[0].rate);
+        atomic_store_explicit(&last_sample_tick,
+                              line.sample_tick[(line.n_samples - 1) % PPS__TSC_SAMPLES],
+                              memory_order_relaxed);
+    }
+}
+
+void pps__tsc_calibrate(void)
+{
+    if (!pps__tsc_on)
+        return;
+    pthread_mutex_lock(&line_lock);
+    calibrate_locked();
     pthread_mutex_unlock(&line_lock);
 }
 
@@ -292,6 +350,21 @@ int64_t pps__tsc_ns(int64_t tick)
     /* The test skew on top, as pps__now() adds it: a skew set at an open moves every time at
      * once, not through the line's steering. */
     return ns == INT64_MIN ? pps__now() : ns + pps__clock_skew_ns;
+}
+
+int64_t pps__tsc_now(void)
+{
+    int64_t tick = pps__rdtsc();
+
+    /* No flusher has sampled for a while (every tracer closed, or none drains): this caller
+     * does, if no one else is at it, so the line does not run on from an old rate. */
+    if (tick - atomic_load_explicit(&last_sample_tick, memory_order_relaxed) > stale_ticks &&
+        pthread_mutex_trylock(&line_lock) == 0) {
+        calibrate_locked();
+        pthread_mutex_unlock(&line_lock);
+        tick = pps__rdtsc();
+    }
+    return pps__tsc_ns(tick);
 }
 
 int pps__tsc_line_ns_ready(void)

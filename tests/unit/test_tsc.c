@@ -1,8 +1,9 @@
 /*
  * test_tsc.c - TSC stamps turned into CLOCK_MONOTONIC nanoseconds (tracer/tsc.h).
  *
- * The map on made-up points with a known answer: exact on a line, following a change of rate
- * (NTP slewing CLOCK_MONOTONIC), thinned when full and still covering the whole run. Then the
+ * The line on made-up clocks with a known answer: the clock itself when the clock is a line,
+ * following a change of rate (NTP slewing CLOCK_MONOTONIC), a tick converting the same whenever
+ * it is converted. Then the
  * tracer for real: spans recorded with begin/end between two clock_gettime() readings, over a
  * couple of seconds with flushes between them, must land within 1 us of those readings once
  * converted. The process's mode comes from PPSCOPE_CLOCK, which tests/tracer.cmake sets: "tsc"
@@ -41,7 +42,7 @@ static void test_line_is_the_clock_when_the_clock_is_a_line(void)
 
     CHECK_EQ_INT(pps__tsc_line_ns(l, 123), INT64_MIN);
     for (int64_t i = 0; i < 300; i++)
-        pps__tsc_line_add(l, 1000 + i * 25000000, 5000 + i * 10000000);
+        pps__tsc_line_add(l, 1000 + i * 25000000, 5000 + i * 10000000, 1000 + i * 25000000);
     int64_t worst = 0;
     for (int64_t tick = 1000; tick < 300LL * 25000000; tick += 123456789) {
         int64_t d = llabs(pps__tsc_line_ns(l, tick) - (5000 + (tick - 1000) * 2 / 5));
@@ -63,7 +64,7 @@ static void test_line_follows_a_change_of_rate(void)
 
     for (int64_t i = 0; i <= 600; i++) {
         int64_t tick = i * step;
-        pps__tsc_line_add(l, tick, ns);
+        pps__tsc_line_add(l, tick, ns, tick);
         if (i >= 400) { /* 2 s after the change */
             int64_t d = llabs(pps__tsc_line_ns(l, tick) - ns);
             worst = d > worst ? d : worst;
@@ -81,6 +82,43 @@ static void test_line_follows_a_change_of_rate(void)
     free(l);
 }
 
+/* Samples a second apart (a flusher that drains rarely), each 20 ns off the clock either way:
+ * past its knee a segment runs at the clock's rate, so the line stays within 100 ns, where a
+ * slope steered for 50 ms and kept for a second would run away. */
+static void test_line_stays_near_the_clock_with_rare_samples(void)
+{
+    struct pps__tsc_line *l = line_new();
+    const int64_t step = 1000000000;
+    int64_t worst = 0;
+
+    for (int64_t i = 0; i < 120; i++) {
+        int64_t tick = i * step, ns = tick + (i % 2 ? 20 : -20);
+        pps__tsc_line_add(l, tick, ns, tick);
+        if (i >= 20) {
+            int64_t d = llabs(pps__tsc_line_ns(l, tick + step / 2) - (tick + step / 2));
+            worst = d > worst ? d : worst;
+        }
+    }
+    printf("  samples 1 s apart, 20 ns of noise: the line within %lld ns of the clock\n",
+           (long long)worst);
+    CHECK(worst <= 100);
+    free(l);
+}
+
+/* A sample added too late (its segment would start almost at once) is dropped. */
+static void test_a_late_sample_is_dropped(void)
+{
+    struct pps__tsc_line *l = line_new();
+
+    for (int64_t i = 0; i < 10; i++)
+        pps__tsc_line_add(l, i * 10000000, i * 10000000, i * 10000000);
+    uint64_t n = atomic_load(&l->n_segs);
+    /* 0.9 ms after its sample: its segment would start 0.1 ms from now. */
+    pps__tsc_line_add(l, 100000000, 100000000, 100000000 + 900000);
+    CHECK_EQ_INT((int)atomic_load(&l->n_segs), (int)n);
+    free(l);
+}
+
 /* A tick converted now converts the same later, however many samples come after it: a segment
  * starts ahead of its sample, so no tick read before it can fall in it. */
 static void test_a_tick_converts_the_same_later(void)
@@ -91,7 +129,7 @@ static void test_a_tick_converts_the_same_later(void)
 
     for (int64_t i = 0; i < N; i++) {
         int64_t tick = i * 10000000;
-        pps__tsc_line_add(l, tick, ns);
+        pps__tsc_line_add(l, tick, ns, tick);
         ticks[i] = tick + 3000000; /* read 3 ms after the sample: on the line as it is now */
         first[i] = pps__tsc_line_ns(l, ticks[i]);
         ns += 10000000 + (i % 3) * 1000; /* a clock with some noise of its own */
@@ -106,11 +144,11 @@ static void test_line_ignores_samples_out_of_order(void)
 {
     struct pps__tsc_line *l = line_new();
 
-    pps__tsc_line_add(l, 100, 1000);
-    pps__tsc_line_add(l, 200, 2000);
+    pps__tsc_line_add(l, 100, 1000, 100);
+    pps__tsc_line_add(l, 200, 2000, 200);
     uint64_t n = atomic_load(&l->n_segs);
-    pps__tsc_line_add(l, 150, 3000);
-    pps__tsc_line_add(l, 300, 1500);
+    pps__tsc_line_add(l, 150, 3000, 150);
+    pps__tsc_line_add(l, 300, 1500, 300);
     CHECK_EQ_INT((int)atomic_load(&l->n_segs), (int)n);
     CHECK_EQ_INT((int)l->n_samples, 2);
     free(l);
@@ -226,6 +264,8 @@ int main(int argc, char **argv)
         TEST(test_line_is_the_clock_when_the_clock_is_a_line),
         TEST(test_line_follows_a_change_of_rate),
         TEST(test_a_tick_converts_the_same_later),
+        TEST(test_line_stays_near_the_clock_with_rare_samples),
+        TEST(test_a_late_sample_is_dropped),
         TEST(test_line_ignores_samples_out_of_order),
         TEST(test_timed_and_stamped_spans_keep_their_order),
         TEST(test_spans_agree_with_clock_monotonic),
