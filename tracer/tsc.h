@@ -59,14 +59,14 @@ static inline int64_t pps__rdtsc(void)
  * Each calibration sample (tick, ns) appends a segment that starts a little in the future
  * (PPS__TSC_AHEAD_NS), where the line already is, with the slope that brings it to the clock
  * PPS__TSC_STEER_NS later, and on from there at the clock's rate over the last second or so. A
- * tick is converted by
- * the segment it falls in, which is fixed before any tick can fall in it: a tick converted when
- * it was read (pps_trace_now()) and the same tick converted later by the flusher give the same
- * nanosecond, and a thread's ticks in order convert in order. Its distance from CLOCK_MONOTONIC
- * is the calibration's noise and the rate's change over a second, tens of nanoseconds.
+ * tick is converted by the segment it falls in, which is fixed before any tick can fall in it: a
+ * tick converted when it was read (pps_trace_now()) and the same tick converted later by the
+ * flusher give the same nanosecond, and a thread's ticks in order convert in order. Its distance
+ * from CLOCK_MONOTONIC is the calibration's noise and the rate's change over a second, tens of
+ * nanoseconds.
  */
-#define PPS__TSC_SEGS                                                                              \
-    65536 /* segments kept (11 min at one per 10 ms); an older tick takes the oldest */
+/* Segments kept: 11 minutes at one per 10 ms; an older tick takes the oldest. */
+#define PPS__TSC_SEGS     65536
 #define PPS__TSC_SAMPLES  256        /* calibration samples kept for the rate */
 #define PPS__TSC_AHEAD_NS 1000000    /* a segment starts 1 ms after its sample */
 #define PPS__TSC_STEER_NS 50000000   /* and meets the clock 50 ms after its start */
