@@ -209,7 +209,7 @@ static void write_spans(struct pps_tracer *t, const struct pps_span *spans, size
 }
 
 /* Spans stamped in TSC ticks into nanoseconds, by the process's line (tsc.h). */
-static void convert_ticks(struct pps_tracer *t, struct pps_span *spans, size_t n)
+static void convert_ticks(struct pps_span *spans, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         struct pps_span *s = &spans[i];
@@ -277,7 +277,7 @@ void pps__flusher_drain(struct pps_tracer *t)
             if (k < room)
                 i++; /* buffer i is drained up to its limit */
         }
-        convert_ticks(t, t->batch, got);
+        convert_ticks(t->batch, got);
         write_batch(t, got);
         if (i >= n)
             break;

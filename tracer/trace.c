@@ -135,9 +135,9 @@ static uint64_t full_after_env(void)
     return *end ? UINT64_MAX : (uint64_t)n;
 }
 
-/* Meta clock_source: how span times were read (docs/schema.md). With the TSC, the map's first
- * calibration points are taken here, before any span can be stamped: one now, one after a
- * short spin, so that a tick is never converted by a single point. */
+/* Meta clock_source: how span times were read (docs/schema.md), and why not the TSC. With the
+ * TSC, the process's first tracer gives its line a first segment here, before any span can be
+ * stamped. */
 static int write_clock_source(struct pps_tracer *t, struct pps_err *err)
 {
     const char *note = pps__tsc_mode_reason();
@@ -147,9 +147,8 @@ static int write_clock_source(struct pps_tracer *t, struct pps_err *err)
         return rc;
     if (!pps__tsc_on)
         return pps_store_writer_meta(t->w, "clock_source", "monotonic", err);
-    /* The process's first tracer makes the line's first segment here (about 2 ms, once). */
-    pps__tsc_calibrate();
-    if (pps__tsc_line_ns_ready() == 0)
+    pps__tsc_calibrate(); /* the first time, about 2 ms */
+    if (!pps__tsc_ready())
         return pps_err_set(err, PPS_EIO,
                            "pps_trace_open: the TSC gave no two readings in order in 100 ms: set "
                            "PPSCOPE_CLOCK=monotonic");
@@ -360,10 +359,11 @@ static int close_tracer(struct pps_tracer *t, int complete, struct pps_err *err)
     }
     /* What the last drain left: the rows queued above, anything queued meanwhile. */
     pps__flusher_drain(t);
-    if (pps__tsc_on && pps__tsc_hz() > 0) {
+    if (pps__tsc_on) {
+        double rate = pps__tsc_hz();
         char hz[32];
-        snprintf(hz, sizeof(hz), "%.0f", pps__tsc_hz());
-        if (pps_store_writer_meta(t->w, "clock_tsc_hz", hz, &e) != 0)
+        snprintf(hz, sizeof(hz), "%.0f", rate);
+        if (rate > 0 && pps_store_writer_meta(t->w, "clock_tsc_hz", hz, &e) != 0)
             pps__fail(t, &e);
     }
     /* An injected full disk cannot take the complete mark either, as a real one could not. */
@@ -647,15 +647,11 @@ void pps_trace_record(struct pps_tracer *t, int kind, int stage, int chunk, int 
     pps__tbuf_publish(b);
 }
 
-uint64_t pps__trace_dev_push(struct pps_tracer *t, int kind, int chunk, int mb)
+uint64_t pps__trace_dev_push_slot(struct pps_tracer *t, int slot, int kind, int chunk, int mb)
 {
-    int slot = t ? atomic_load_explicit(&t->dev_slot, memory_order_relaxed) : -1;
-    uint64_t ext;
+    uint64_t ext = pps__devop_pack(slot, kind, chunk, mb,
+                                   atomic_load_explicit(&t->iter, memory_order_relaxed));
 
-    if (slot < 0)
-        return 0;
-    ext = pps__devop_pack(slot, kind, chunk, mb,
-                          atomic_load_explicit(&t->iter, memory_order_relaxed));
     pps__cupti_push(ext);
     return ext;
 }

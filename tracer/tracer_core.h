@@ -88,7 +88,7 @@ void pps__trace_device_span(struct pps_tracer *t, const struct pps_span *s, cons
  * iteration, no corr). The p2p and named ranges of the injection, as pps_trace_p2p() and
  * pps_trace_named() with stamps.
  */
-uint64_t pps__trace_dev_push(struct pps_tracer *t, int kind, int chunk, int mb);
+uint64_t pps__trace_dev_push_slot(struct pps_tracer *t, int slot, int kind, int chunk, int mb);
 void pps__trace_record_dev(struct pps_tracer *t, int kind, int stage, int chunk, int mb,
                            int64_t start, int64_t end, uint64_t ext);
 void pps__trace_p2p_stamped(struct pps_tracer *t, int kind, int stage, int peer, int mb,
@@ -173,6 +173,13 @@ struct pps_tracer {
 static inline int pps__foreign(const struct pps_tracer *t)
 {
     return getpid() != t->pid;
+}
+
+/* pps__trace_dev_push_slot()'s caller: without device activity (nearly always), no call. */
+static inline uint64_t pps__trace_dev_push(struct pps_tracer *t, int kind, int chunk, int mb)
+{
+    int slot = t ? atomic_load_explicit(&t->dev_slot, memory_order_relaxed) : -1;
+    return slot < 0 ? 0 : pps__trace_dev_push_slot(t, slot, kind, chunk, mb);
 }
 
 /* ---- clock.c --------------------------------------------------------------------------------- */

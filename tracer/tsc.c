@@ -254,11 +254,9 @@ double pps__tsc_line_hz(const struct pps__tsc_line *l)
 
 static struct pps__tsc_line line;
 static pthread_mutex_t line_lock = PTHREAD_MUTEX_INITIALIZER;
-static int64_t last_sample_ns;
-static _Atomic int64_t last_sample_tick;
-/* Ticks after which pps__tsc_now() samples itself: about 100 ms at any TSC rate above 100 MHz
- * (set at the first sample from the rate; until then, samples are due at once). */
-static int64_t stale_ticks = 0;
+/* For pps__tsc_now(), read without the lock: the newest sample's tick, and the ticks after which
+ * the line is stale (100 ms at the first segment's rate; 0 before it: stale at once). */
+static _Atomic int64_t last_sample_tick, stale_ticks;
 
 /* A child forked while a flusher held line_lock would find it locked for ever. */
 static void fork_prepare(void)
@@ -304,35 +302,35 @@ static int sample(int64_t *tick, int64_t *ns)
     return best == INT64_MAX ? -1 : 0;
 }
 
-/* One sample into the line, under line_lock; the first call takes two, 1 ms apart (the first
- * segment wants a rate; once per process, at most 100 tries). */
+/* One sample into the line, under line_lock, at most every MIN_SPACING_NS; while the line has
+ * no segment, samples 1 ms apart until it has (the first wants a rate; at most 100 tries). */
 static void calibrate_locked(void)
 {
+    uint64_t k = line.n_samples;
     int64_t tick, ns;
 
     if (atomic_load_explicit(&line.n_segs, memory_order_relaxed) == 0) {
         for (int i = 0; i < 100 && atomic_load_explicit(&line.n_segs, memory_order_relaxed) == 0;
              i++) {
-            if (sample(&tick, &ns) == 0) {
+            if (sample(&tick, &ns) == 0)
                 pps__tsc_line_add(&line, tick, ns, pps__rdtsc());
-                last_sample_ns = ns;
-            }
             for (int64_t until = pps__now() + 1000000; pps__now() < until;)
                 ;
         }
-    } else if (pps__now() - pps__clock_skew_ns - last_sample_ns >= MIN_SPACING_NS &&
+    } else if (pps__now() - pps__clock_skew_ns - line.sample_ns[(k - 1) % PPS__TSC_SAMPLES] >=
+                   MIN_SPACING_NS &&
                sample(&tick, &ns) == 0) {
         pps__tsc_line_add(&line, tick, ns, pps__rdtsc());
-        last_sample_ns = ns;
     }
-    if (line.n_samples) {
-        uint64_t n = atomic_load_explicit(&line.n_segs, memory_order_relaxed);
-        if (n && !stale_ticks) /* 100 ms of ticks, from the first segment's rate */
-            stale_ticks = (int64_t)((((__int128)100000000) << PPS__TSC_SHIFT) / line.segs[0].rate);
-        atomic_store_explicit(&last_sample_tick,
-                              line.sample_tick[(line.n_samples - 1) % PPS__TSC_SAMPLES],
-                              memory_order_relaxed);
-    }
+    if (line.n_samples == 0 || atomic_load_explicit(&line.n_segs, memory_order_relaxed) == 0)
+        return;
+    if (!atomic_load_explicit(&stale_ticks, memory_order_relaxed))
+        atomic_store_explicit(
+            &stale_ticks, (int64_t)((((__int128)100000000) << PPS__TSC_SHIFT) / line.segs[0].rate),
+            memory_order_relaxed);
+    atomic_store_explicit(&last_sample_tick,
+                          line.sample_tick[(line.n_samples - 1) % PPS__TSC_SAMPLES],
+                          memory_order_relaxed);
 }
 
 void pps__tsc_calibrate(void)
@@ -358,7 +356,8 @@ int64_t pps__tsc_now(void)
 
     /* No flusher has sampled for a while (every tracer closed, or none drains): this caller
      * does, if no one else is at it, so the line does not run on from an old rate. */
-    if (tick - atomic_load_explicit(&last_sample_tick, memory_order_relaxed) > stale_ticks &&
+    if (tick - atomic_load_explicit(&last_sample_tick, memory_order_relaxed) >
+            atomic_load_explicit(&stale_ticks, memory_order_relaxed) &&
         pthread_mutex_trylock(&line_lock) == 0) {
         calibrate_locked();
         pthread_mutex_unlock(&line_lock);
@@ -367,7 +366,7 @@ int64_t pps__tsc_now(void)
     return pps__tsc_ns(tick);
 }
 
-int pps__tsc_line_ns_ready(void)
+int pps__tsc_ready(void)
 {
     return atomic_load_explicit(&line.n_segs, memory_order_acquire) > 0;
 }

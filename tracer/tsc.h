@@ -111,6 +111,6 @@ int64_t pps__tsc_ns(int64_t tick);
 int64_t pps__tsc_now(void);
 double pps__tsc_hz(void);
 /* 1 once the process's line has a segment (the TSC gave readings in order). */
-int pps__tsc_line_ns_ready(void);
+int pps__tsc_ready(void);
 
 #endif

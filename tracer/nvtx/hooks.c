@@ -11,9 +11,9 @@
  *   the cached entry itself, so a REGISTERED message costs no lookup.
  * - Iterations come from names that mark them ("pps:iter=3"), else are inferred from repeated
  *   forwards (iters.h); either way through pps_trace_iteration, when the range starts.
- * - Every hook that touches the tracer marks itself in its thread's own counter, so that the exit
- *   handler can wait for
- *   it; once the run is closing (or in a forked child) the hooks do nothing.
+ * - Every hook that touches the tracer counts itself in, in its own thread's counter, so that the
+ *   exit handler can wait for it; once the run is closing (or in a forked child) the hooks do
+ *   nothing.
  * - Nothing here aborts or blocks the program: ranges that cannot be traced are dropped and
  *   counted, and injection.c reports the count at exit.
  */
@@ -99,10 +99,10 @@ static struct thread_stack *get_stack(void);
 /* ---- entering and leaving the tracer ---------------------------------------------------- */
 
 /*
- * Every hook that may touch the tracer runs between enter() and leave(), marked in its own
- * thread's flag: no write to a line that other threads share. The exit handler sets closing,
- * then waits for every thread's flag to clear (pps__nvtx_hooks_quiesce). It is Dekker's
- * pattern, each side storing its flag and then reading the other's, made asymmetric where the
+ * Every hook that may touch the tracer runs between enter() and leave(), counted in its own
+ * thread's counter: no write to a line that other threads share. The exit handler sets closing,
+ * then waits for every thread's counter to read 0 (pps__nvtx_hooks_quiesce). It is Dekker's
+ * pattern, each side storing its mark and then reading the other's, made asymmetric where the
  * kernel allows: the hook side orders its store and load with a compiler barrier alone, and the
  * exit side makes every thread of the process run a full barrier (membarrier(2),
  * MEMBARRIER_CMD_PRIVATE_EXPEDITED), as liburcu does. Without membarrier both sides use a
@@ -421,11 +421,9 @@ static int push(struct thread_stack *s, const void *domain, const struct pps__nv
     f->bytes = bytes;
     /* Device activity: the op's id around its kernels (push/pop ranges only: start/end ranges
      * may end on another thread, and CUPTI's stack is the thread's). */
-    f->ext =
-        is_compute(n) && atomic_load_explicit(&pps__nvtx.t->dev_slot, memory_order_relaxed) >= 0
-            ? pps__trace_dev_push(pps__nvtx.t, n->op.kind, n->op.chunk >= 0 ? n->op.chunk : 0,
-                                  n->op.mb)
-            : 0;
+    f->ext = is_compute(n) ? pps__trace_dev_push(pps__nvtx.t, n->op.kind,
+                                                 n->op.chunk >= 0 ? n->op.chunk : 0, n->op.mb)
+                           : 0;
     return s->depth + s->lost - 1;
 }
 
