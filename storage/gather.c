@@ -57,15 +57,6 @@ struct pps_gather {
     struct pps_metric *metric_buf;
 };
 
-static void meta_free(struct pps_meta_entry *meta, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        free(meta[i].key);
-        free(meta[i].value);
-    }
-    free(meta);
-}
-
 int pps_gather_open(const char *const *srcs, int n_srcs, const char *dest, struct pps_gather **out,
                     struct pps_err *err)
 {
@@ -138,8 +129,8 @@ void pps_gather_free(struct pps_gather *g)
         struct gather_shard *sh = &g->shards[i];
         sqlite3_close(sh->db);
         pps_store_writer_close(sh->w, 0, NULL); /* a copy not finished stays, incomplete */
-        meta_free(sh->meta, sh->n_meta);
-        meta_free(sh->next, sh->n_next);
+        pps__meta_release(sh->meta, sh->n_meta);
+        pps__meta_release(sh->next, sh->n_next);
         free(sh->path);
     }
     free(g->shards);
@@ -160,8 +151,10 @@ void pps_gather_free(struct pps_gather *g)
     free(g);
 }
 
-/* Shards that appeared in the sources since the last step: each opened, its rank claimed (two
- * sources holding one rank are two runs, or one copied twice), a writer of its rank made. */
+/* Shards that appeared in the sources since the last step: each opened and its rank claimed
+ * (two sources holding one rank are two runs, or one copied twice); its copy is made later, by
+ * copy_shard(). A source is checked once, when it first appears: not the destination, not
+ * another source under a second name. */
 static int find_shards(struct pps_gather *g, struct pps_err *err)
 {
     for (int i = 0; i < g->n_srcs; i++) {
@@ -236,7 +229,7 @@ static int read_meta(struct gather_shard *sh, struct pps_err *err)
     size_t cap = 0;
     int rc, step;
 
-    meta_free(sh->next, sh->n_next);
+    pps__meta_release(sh->next, sh->n_next);
     sh->next = NULL;
     sh->n_next = 0;
     if ((rc = pps__prepare(sh->db, "SELECT rank, key, value FROM meta ORDER BY rank, key", sh->path,
@@ -281,7 +274,7 @@ static int write_meta(struct gather_shard *sh, struct pps_err *err)
         if ((rc = pps_store_writer_meta(sh->w, key, e->value, err)))
             return rc;
     }
-    meta_free(sh->meta, sh->n_meta);
+    pps__meta_release(sh->meta, sh->n_meta);
     sh->meta = sh->next;
     sh->n_meta = sh->n_next;
     sh->next = NULL;
@@ -310,16 +303,9 @@ static int identity_check(struct pps_gather *g, struct pps_err *err)
         run.n_meta = n;
         run.path = g->what;
         qsort(run.meta, n, sizeof(*run.meta), pps__meta_cmp);
-        rc = pps__run_identity_check(&run, err);
-        /* The check speaks of one directory; here they are the sources. */
-        char *at = rc && err ? strstr(err->msg, "two runs in one directory") : NULL;
-        if (at) {
-            char tail[sizeof(err->msg)];
-            snprintf(tail, sizeof(tail), "%s", at + strlen("two runs in one directory"));
-            snprintf(at, sizeof(err->msg) - (size_t)(at - err->msg), "shards of two runs%s", tail);
-        }
+        rc = pps__run_identity_check_in(&run, "these directories", err);
     }
-    meta_free(run.meta, n);
+    pps__meta_release(run.meta, n);
     return rc;
 }
 
@@ -411,10 +397,9 @@ out:
 /* The shard's writer is a process of this host that exists no more (its meta host, writer_pid). */
 static int writer_gone(const struct gather_shard *sh)
 {
-    const char *host = meta_value(sh->meta, sh->n_meta, "writer_host");
-    if (!host)
-        host = meta_value(sh->meta, sh->n_meta, "host");
-    return pps__writer_gone(host, meta_value(sh->meta, sh->n_meta, "writer_pid"));
+    return pps__writer_gone(meta_value(sh->meta, sh->n_meta, "host"),
+                            meta_value(sh->meta, sh->n_meta, "writer_host"),
+                            meta_value(sh->meta, sh->n_meta, "writer_pid"));
 }
 
 /* The rest of a shard's step, inside the read transaction that read its meta: the meta, names,
@@ -487,7 +472,7 @@ static int job_world(const struct pps_gather *g)
 
 int pps_gather_step(struct pps_gather *g, struct pps_gather_stats *stats, struct pps_err *err)
 {
-    int rc = 0, open = 0, unseen = 0;
+    int rc = 0, open = 0, unseen = 0, world;
 
     if ((rc = find_shards(g, err)))
         return rc;
@@ -514,6 +499,7 @@ int pps_gather_step(struct pps_gather *g, struct pps_gather_stats *stats, struct
         return rc;
     for (int i = 0; i < g->n_srcs; i++)
         unseen += !g->real[i];
+    world = job_world(g);
     if (stats) {
         memset(stats, 0, sizeof(*stats));
         stats->shards = (int)g->n_shards;
@@ -523,10 +509,10 @@ int pps_gather_step(struct pps_gather *g, struct pps_gather_stats *stats, struct
         }
         stats->spans = g->spans;
         stats->metrics = g->metrics;
-        stats->world = job_world(g);
+        stats->world = world;
         stats->unseen = unseen;
     }
     /* Done once every shard found is, every source has appeared, and the shards are as many as
      * the job's ranks (where it says): a host that has not started yet is waited for. */
-    return open > 0 || g->n_shards == 0 || unseen > 0 || (size_t)job_world(g) > g->n_shards;
+    return open > 0 || g->n_shards == 0 || unseen > 0 || (size_t)world > g->n_shards;
 }

@@ -102,8 +102,8 @@ static void ident_text(const struct ident *id, char *buf, size_t len)
              run_id ? "run " : "no run id", run_id ? run_id : "");
 }
 
-static int two_runs(const struct pps_run *run, const struct ident *a, const struct ident *b,
-                    int key, struct pps_err *err)
+static int two_runs(const struct pps_run *run, const char *place, const struct ident *a,
+                    const struct ident *b, int key, struct pps_err *err)
 {
     char wa[32], wb[32], ta[160], tb[160], values[64] = "";
 
@@ -115,10 +115,9 @@ static int two_runs(const struct pps_run *run, const struct ident *a, const stru
      * values are named after it. */
     if (key == ID_BACKEND || key == ID_V || key == ID_WORLD || key == ID_ITERS)
         snprintf(values, sizeof(values), ": %.24s and %.24s", a->v[key], b->v[key]);
-    return pps_err_set(err, PPS_EFORMAT,
-                       "%s: two runs in one %s: %s is %s, %s is %s (their %s differs%s)", run->path,
-                       run->merged ? "file" : "directory", wa, ta, wb, tb,
-                       key == ID_RUN_ID ? "run id" : ident_keys[key], values);
+    return pps_err_set(
+        err, PPS_EFORMAT, "%s: two runs in %s: %s is %s, %s is %s (their %s differs%s)", run->path,
+        place, wa, ta, wb, tb, key == ID_RUN_ID ? "run id" : ident_keys[key], values);
 }
 
 /* The run's world (meta world of its lowest rank that has one); 0 when it has none or it is not
@@ -134,6 +133,11 @@ static int run_world(const struct pps_run *run)
 }
 
 int pps__run_identity_check(const struct pps_run *run, struct pps_err *err)
+{
+    return pps__run_identity_check_in(run, run->merged ? "one file" : "one directory", err);
+}
+
+int pps__run_identity_check_in(const struct pps_run *run, const char *place, struct pps_err *err)
 {
     struct ident first, id;
     size_t i = 0;
@@ -152,7 +156,7 @@ int pps__run_identity_check(const struct pps_run *run, struct pps_err *err)
     while (i < run->n_meta) {
         ident_read(run, &i, &id);
         if ((key = ident_differs(&first, &id)) >= 0)
-            return two_runs(run, &first, &id, key, err);
+            return two_runs(run, place, &first, &id, key, err);
         if (id.v[ID_RUN_ID] && with.rank < 0)
             with = id;
         else if (!id.v[ID_RUN_ID] && id.closed && lacking < 0)
@@ -246,8 +250,12 @@ static int is_zombie(pid_t pid)
 
 /* Whether the process that wrote a rank (meta writer_pid, on meta host) is known to be gone:
  * on this host, and no process has its id (or only a zombie does). */
-int pps__writer_gone(const char *host, const char *pid_text)
+int pps__writer_gone(const char *host, const char *writer_host, const char *pid_text)
 {
+    /* A gathered copy's writer is the gather, on its own host (writer_host); a rank's shard is
+     * written on the rank's host. */
+    if (writer_host)
+        host = writer_host;
     char here[256];
     int64_t pid;
 
@@ -287,9 +295,7 @@ int pps_run_writers_gone(const struct pps_run *run)
         }
         if (complete && !strcmp(complete, "1"))
             continue;
-        /* A gathered copy's writer is the gather, on its own host (writer_host); a rank's
-         * shard is written on the rank's host. */
-        if (!pps__writer_gone(writer_host ? writer_host : host, pid))
+        if (!pps__writer_gone(host, writer_host, pid))
             return 0;
         incomplete = 1;
     }

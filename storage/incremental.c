@@ -69,15 +69,6 @@ static int oom(const char *path, struct pps_err *err)
     return pps_err_set(err, PPS_ENOMEM, "%s: out of memory", path);
 }
 
-static void meta_release(struct pps_meta_entry *meta, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        free(meta[i].key);
-        free(meta[i].value);
-    }
-    free(meta);
-}
-
 static void file_release(struct follow_file *ff)
 {
     if (ff->check_state == 1)
@@ -87,7 +78,7 @@ static void file_release(struct follow_file *ff)
     sqlite3_close(ff->db);
     free(ff->path);
     free(ff->ranks);
-    meta_release(ff->meta, ff->n_meta);
+    pps__meta_release(ff->meta, ff->n_meta);
     free(ff->refs);
     memset(ff, 0, sizeof(*ff));
 }
@@ -259,7 +250,7 @@ static int read_meta(struct pps_run_follow *f, struct follow_file *ff, int *cloc
             *clock_changed = memcmp(&a, &b, sizeof(a)) != 0;
         }
     }
-    meta_release(ff->meta, ff->n_meta);
+    pps__meta_release(ff->meta, ff->n_meta);
     free(ff->ranks);
     ff->meta = meta;
     ff->n_meta = n_meta;
@@ -271,7 +262,7 @@ static int read_meta(struct pps_run_follow *f, struct follow_file *ff, int *cloc
     f->meta_changed = 1;
 out:
     sqlite3_finalize(st);
-    meta_release(meta, n_meta);
+    pps__meta_release(meta, n_meta);
     free(ranks);
     return rc;
 }
@@ -636,12 +627,12 @@ int pps_run_follow_apply(struct pps_run_follow *f, struct pps_run **runp, size_t
                 meta[k].key = strdup(f->files[i].meta[j].key);
                 meta[k].value = strdup(f->files[i].meta[j].value);
                 if (!meta[k].key || !meta[k].value) {
-                    meta_release(meta, k + 1);
+                    pps__meta_release(meta, k + 1);
                     return oom(f->path, err);
                 }
             }
         qsort(meta, n, sizeof(*meta), pps__meta_cmp);
-        meta_release(run->meta, run->n_meta);
+        pps__meta_release(run->meta, run->n_meta);
         run->meta = meta;
         run->n_meta = n;
         if ((rc = pps__run_meta_counts(run, err)))

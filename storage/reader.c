@@ -480,11 +480,7 @@ int pps__run_check(const char *path, void (*progress)(void *ctx, int64_t spans),
 void pps__run_free_data(struct pps_run *run)
 {
     free(run->schedule);
-    for (size_t i = 0; i < run->n_meta; i++) {
-        free(run->meta[i].key);
-        free(run->meta[i].value);
-    }
-    free(run->meta);
+    pps__meta_release(run->meta, run->n_meta);
     for (int i = 0; i < run->n_stages; i++)
         free(run->stages[i].spans);
     free(run->stages);

@@ -164,6 +164,15 @@ int pps__parse_i64(const char *s, int64_t *out)
     return 0;
 }
 
+void pps__meta_release(struct pps_meta_entry *meta, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(meta[i].key);
+        free(meta[i].value);
+    }
+    free(meta);
+}
+
 int pps__meta_push(struct pps_meta_entry **meta, size_t *n, size_t *cap, int rank, const char *key,
                    const char *value)
 {

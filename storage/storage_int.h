@@ -91,11 +91,17 @@ int pps__run_check(const char *path, void (*progress)(void *ctx, int64_t spans),
  * and a rank beyond the run's world, reading run->meta (sorted by rank, key), run->path and
  * run->merged only. The loader, the follower and merge call it once a run's meta is known. */
 int pps__run_identity_check(const struct pps_run *run, struct pps_err *err);
+/* The same, where the shards are: "RUN: two runs in PLACE: ..." (the check above says "one
+ * directory" or "one file"; gather, "these directories"). */
+int pps__run_identity_check_in(const struct pps_run *run, const char *place, struct pps_err *err);
 
-/* Whether a shard's writer, process pid_text (meta writer_pid) of host (meta writer_host, else
- * host), is gone: host is this host and no such process runs (or it is a zombie). 0 when it
- * may run, or this host cannot tell (another host, no such keys). */
-int pps__writer_gone(const char *host, const char *pid_text);
+/* Whether a shard's writer, process pid_text (meta writer_pid) of writer_host (meta writer_host;
+ * NULL: host, meta host), is gone: that host is this one and no such process runs (or it is a
+ * zombie). 0 when it may run, or this host cannot tell (another host, no such keys). */
+int pps__writer_gone(const char *host, const char *writer_host, const char *pid_text);
+
+/* Frees n meta entries (their keys and values) and the array. */
+void pps__meta_release(struct pps_meta_entry *meta, size_t n);
 
 /* stat(2) with the one-line reason: "PATH: no such file or directory" is PPS_ENOENT. */
 struct stat;
