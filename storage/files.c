@@ -9,9 +9,35 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "storage_int.h"
+
+static int64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+void pps__progress_start(struct pps__progress *p, int on)
+{
+    p->on = on;
+    p->printed = 0;
+    p->next_ns = on ? mono_ns() + 1000000000 : 0;
+}
+
+int pps__progress_due(struct pps__progress *p)
+{
+    int64_t t;
+
+    if (!p->on || (t = mono_ns()) < p->next_ns)
+        return 0;
+    p->next_ns = t + 1000000000;
+    p->printed = 1;
+    return 1;
+}
 
 char *pps__path_join(const char *dir, const char *name)
 {

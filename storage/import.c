@@ -248,34 +248,17 @@ int pps__import_shard_close(struct pps_store_writer *w, struct pps_err *err)
 
 /* ---- progress ----------------------------------------------------------------------------- */
 
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 void pps__import_progress_init(struct pps__import_progress *p, int on, const char *what)
 {
     memset(p, 0, sizeof(*p));
-    p->on = on;
+    pps__progress_start(&p->when, on);
     p->what = what;
-    if (on) {
-        p->t0_ns = now_ns();
-        p->next_ns = p->t0_ns + 1000000000;
-    }
 }
 
 void pps__import_progress_tick(struct pps__import_progress *p, int64_t done, int64_t total)
 {
-    int64_t t;
-
-    if (!p->on || (++p->calls & 4095) != 0)
+    if (!p->when.on || (++p->calls & 4095) != 0 || !pps__progress_due(&p->when))
         return;
-    if ((t = now_ns()) < p->next_ns)
-        return;
-    p->next_ns = t + 1000000000;
-    p->printed = 1;
     if (total > 0 && done <= total)
         fprintf(stderr, "ppscope import: %s: %lld events (%d%%)\n", p->what, (long long)done,
                 (int)(100 * (double)done / (double)total));
@@ -285,19 +268,15 @@ void pps__import_progress_tick(struct pps__import_progress *p, int64_t done, int
 
 void pps__import_progress_writing(struct pps__import_progress *p, int64_t written, int64_t total)
 {
-    int64_t t;
-
-    if (!p->on || (t = now_ns()) < p->next_ns)
+    if (!pps__progress_due(&p->when))
         return;
-    p->next_ns = t + 1000000000;
-    p->printed = 1;
     fprintf(stderr, "ppscope import: %s: %lld of %lld spans written\n", p->what, (long long)written,
             (long long)total);
 }
 
 void pps__import_progress_done(struct pps__import_progress *p, int64_t done)
 {
-    if (p->on && p->printed)
+    if (p->when.printed)
         fprintf(stderr, "ppscope import: %s: %lld events, done\n", p->what, (long long)done);
 }
 

@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "import.h"
+#include "progress.h"
 #include "storage.h"
 
 /* ---- the output run ----------------------------------------------------------------------- */
@@ -75,11 +76,9 @@ int pps__import_shard_close(struct pps_store_writer *w, struct pps_err *err);
  * cheap: call it every few thousand events; it looks at the clock only every 4096th call.
  */
 struct pps__import_progress {
-    int on;
+    struct pps__progress when;
     const char *what; /* the file, for the line */
-    int64_t t0_ns, next_ns;
     unsigned calls;
-    int printed;
 };
 
 void pps__import_progress_init(struct pps__import_progress *p, int on, const char *what);

@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "storage_int.h"
@@ -134,40 +133,22 @@ static int constraint_fail(sqlite3 *db, int rc, const struct copy *c, const char
 /* ---- progress: a line on stderr about once a second, from the first second on ---- */
 
 struct progress {
-    int on;
+    struct pps__progress when;
     const char *run;
     int64_t total; /* spans, counted by the check */
     int64_t copied;
-    int64_t next_ns;
 };
-
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static int due(struct progress *p)
-{
-    int64_t t;
-
-    if (!p->on || (t = now_ns()) < p->next_ns)
-        return 0;
-    p->next_ns = t + 1000000000;
-    return 1;
-}
 
 static void checked(void *ctx, int64_t spans)
 {
     struct progress *p = ctx;
-    if (due(p))
+    if (pps__progress_due(&p->when))
         fprintf(stderr, "ppscope merge: %s: %lld spans checked\n", p->run, (long long)spans);
 }
 
 static void copied(struct progress *p)
 {
-    if (due(p))
+    if (pps__progress_due(&p->when))
         fprintf(stderr, "ppscope merge: %s: %lld of %lld spans copied (%d%%)\n", p->run,
                 (long long)p->copied, (long long)p->total,
                 p->total > 0 ? (int)(100 * (double)p->copied / (double)p->total) : 100);
@@ -284,7 +265,7 @@ int pps_run_merge(const char *run_dir, const char *out_file, struct pps_err *err
 int pps_run_merge_progress(const char *run_dir, const char *out_file, int progress,
                            struct pps_err *err)
 {
-    struct progress p = {progress, run_dir, 0, 0, 0};
+    struct progress p = {{0, 0, 0}, run_dir, 0, 0};
     struct pps__shards shards = {0};
     sqlite3 *db = NULL;
     sqlite3_stmt *st = NULL;
@@ -305,7 +286,7 @@ int pps_run_merge_progress(const char *run_dir, const char *out_file, int progre
                          run_dir);
         goto out;
     }
-    p.next_ns = now_ns() + 1000000000;
+    pps__progress_start(&p.when, progress);
     if ((rc = pps__shards_list(run_dir, &shards, err)) || (rc = check_rows(run_dir, &p, err)))
         goto out;
 

@@ -10,6 +10,7 @@
 
 #include <sqlite3.h>
 
+#include "progress.h"
 #include "storage.h"
 
 /* A shard's file name inside a run directory, from its rank. */
