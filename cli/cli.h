@@ -46,6 +46,7 @@ struct pps_cli_opt {
     int *flag;
     int (*take)(const char *value, void *ctx);
     void *ctx;
+    char letter; /* its short form (-o), or 0 for none */
 };
 /*
  * Parses argv's options for cmd from the n entries of opts and --help (-h): returns 0 with optind

@@ -406,9 +406,9 @@ int pps_cmd_compare(int argc, char **argv)
     int json = 0, md = 0, rc;
     struct gates gs = {gates, 0};
     const struct pps_cli_opt opts[] = {
-        {"json", &json, NULL, NULL},
-        {"markdown", &md, NULL, NULL},
-        {"fail-if", NULL, take_gate, &gs},
+        {"json", &json, NULL, NULL, 0},
+        {"markdown", &md, NULL, NULL, 0},
+        {"fail-if", NULL, take_gate, &gs, 0},
     };
 
     rc = pps_cli_options("compare", argc, argv, opts, 3, usage_text);

@@ -29,28 +29,25 @@ static void on_signal(int sig)
         pps_gather_stop(gathering);
 }
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "usage: ppscope gather [-q] [--interval SECONDS] SRC... -o RUN\n"
-            "\n"
-            "Copies the per-rank shards of the run directories SRC (one per host: each host's\n"
-            "ranks write their shards into a directory on storage local to it) into one new run\n"
-            "directory RUN as they are written, so that 'ppscope view RUN' follows the whole job\n"
-            "live, and report and merge read it as one run. Rows are copied unchanged and checked\n"
-            "as every reader checks them; the sources are only read. Runs until every shard is\n"
-            "closed complete or its writer is gone (killed; only a writer on this host can be\n"
-            "seen gone), every SRC has appeared and the shards are as many as the job's ranks;\n"
-            "a SRC that does not exist yet is waited for, as are shards that appear in it later.\n"
-            "Ctrl-C stops it, keeping what was copied (incomplete). docs/cluster.md describes a\n"
-            "job on many hosts.\n"
-            "\n"
-            "options:\n"
-            "  -o, --output RUN      the run directory to create (must not exist)\n"
-            "  --interval SECONDS    how often the sources are read (default 0.5)\n"
-            "  -q, --quiet           no progress, and nothing on stdout on success\n"
-            "  -h, --help            this help\n");
-}
+static const char usage[] =
+    "usage: ppscope gather [-q] [--interval SECONDS] SRC... -o RUN\n"
+    "\n"
+    "Copies the per-rank shards of the run directories SRC (one per host: each host's\n"
+    "ranks write their shards into a directory on storage local to it) into one new run\n"
+    "directory RUN as they are written, so that 'ppscope view RUN' follows the whole job\n"
+    "live, and report and merge read it as one run. Rows are copied unchanged and checked\n"
+    "as every reader checks them; the sources are only read. Runs until every shard is\n"
+    "closed complete or its writer is gone (killed; only a writer on this host can be\n"
+    "seen gone), every SRC has appeared and the shards are as many as the job's ranks;\n"
+    "a SRC that does not exist yet is waited for, as are shards that appear in it later.\n"
+    "Ctrl-C stops it, keeping what was copied (incomplete). docs/cluster.md describes a\n"
+    "job on many hosts.\n"
+    "\n"
+    "options:\n"
+    "  -o, --output RUN      the run directory to create (must not exist)\n"
+    "  --interval SECONDS    how often the sources are read (default 0.5)\n"
+    "  -q, --quiet           no progress, and nothing on stdout on success\n"
+    "  -h, --help            this help\n";
 
 static void progress(const struct pps_gather_stats *st, int tty, int last)
 {
@@ -67,11 +64,22 @@ static void progress(const struct pps_gather_stats *st, int tty, int last)
     fflush(stderr);
 }
 
-/* strtod() of s into *v, *end after what it read; -1 when it read nothing. */
-static int end_of(const char *s, double *v, char **end)
+/* --output and --interval: their values into ctx. */
+static int take_out(const char *value, void *ctx)
 {
-    *v = strtod(s, end);
-    return *end == s ? -1 : 0;
+    *(const char **)ctx = value;
+    return 0;
+}
+
+static int take_interval(const char *value, void *ctx)
+{
+    char *end;
+    double v = strtod(value, &end);
+
+    if (end == value || *end || !(v >= 0.01 && v <= 60))
+        return pps_cli_usage_error("gather", "--interval needs seconds, 0.01 to 60");
+    *(double *)ctx = v;
+    return 0;
 }
 
 static void nap(double s)
@@ -86,47 +94,21 @@ int pps_cmd_gather(int argc, char **argv)
     struct pps_gather *g = NULL;
     struct pps_gather_stats st = {0};
     const char *out = NULL;
-    const char **srcs = calloc((size_t)argc, sizeof(*srcs));
-    int n_srcs = 0, options = 1, quiet = 0, rc, ret = PPS_EXIT_OK;
+    int quiet = 0, rc, ret = PPS_EXIT_OK;
     double interval = 0.5, shown = 0;
     int tty = isatty(STDERR_FILENO);
+    const struct pps_cli_opt opts[] = {
+        {"output", NULL, take_out, &out, 'o'},
+        {"interval", NULL, take_interval, &interval, 0},
+        {"quiet", &quiet, NULL, NULL, 'q'},
+    };
+    const char *const *srcs;
+    int n_srcs;
 
-    if (!srcs) {
-        fprintf(stderr, "ppscope gather: out of memory\n");
-        return PPS_EXIT_FAIL;
-    }
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (options && (!strcmp(a, "-h") || !strcmp(a, "--help"))) {
-            usage(stdout);
-            goto done;
-        } else if (options && (!strcmp(a, "-o") || !strcmp(a, "--output"))) {
-            if (i + 1 >= argc) {
-                ret = pps_cli_usage_error("gather", "%s needs a directory", a);
-                goto done;
-            }
-            out = argv[++i];
-        } else if (options && !strncmp(a, "--output=", 9)) {
-            out = a + 9;
-        } else if (options && !strcmp(a, "--interval")) {
-            char *end = NULL;
-            if (i + 1 >= argc || end_of(argv[i + 1], &interval, &end) || *end ||
-                !(interval >= 0.01 && interval <= 60)) {
-                ret = pps_cli_usage_error("gather", "--interval needs seconds, 0.01 to 60");
-                goto done;
-            }
-            i++;
-        } else if (options && (!strcmp(a, "-q") || !strcmp(a, "--quiet"))) {
-            quiet = 1;
-        } else if (options && !strcmp(a, "--")) {
-            options = 0;
-        } else if (options && a[0] == '-' && a[1]) {
-            ret = pps_cli_usage_error("gather", "unknown option '%s'", a);
-            goto done;
-        } else {
-            srcs[n_srcs++] = a;
-        }
-    }
+    if ((rc = pps_cli_options("gather", argc, argv, opts, 3, usage)) != 0)
+        return rc == PPS_CLI_HELP ? PPS_EXIT_OK : rc;
+    srcs = (const char *const *)argv + optind;
+    n_srcs = argc - optind;
     if (!n_srcs) {
         ret = pps_cli_usage_error("gather", "which runs? give each host's run directory");
         goto done;
@@ -194,6 +176,5 @@ int pps_cmd_gather(int argc, char **argv)
 done:
     gathering = NULL;
     pps_gather_free(g);
-    free(srcs);
     return ret;
 }

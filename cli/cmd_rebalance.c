@@ -155,7 +155,7 @@ int pps_cmd_rebalance(int argc, char **argv)
     struct pps_rebalance rb;
     struct pps_err err = {0, ""};
     int json = 0, rc;
-    const struct pps_cli_opt opts[] = {{"json", &json, NULL, NULL}};
+    const struct pps_cli_opt opts[] = {{"json", &json, NULL, NULL, 0}};
 
     memset(&rb, 0, sizeof(rb));
     rc = pps_cli_options("rebalance", argc, argv, opts, 1, usage_text);

@@ -710,9 +710,9 @@ int pps_cmd_report(int argc, char **argv)
     struct pps_err err = {0, ""};
     int json = 0, iterations = 0, csv = 0, rc;
     const struct pps_cli_opt opts[] = {
-        {"json", &json, NULL, NULL},
-        {"iterations", &iterations, NULL, NULL},
-        {"csv", &csv, NULL, NULL},
+        {"json", &json, NULL, NULL, 0},
+        {"iterations", &iterations, NULL, NULL, 0},
+        {"csv", &csv, NULL, NULL, 0},
     };
 
     memset(&mem, 0, sizeof(mem));

@@ -35,21 +35,33 @@ int pps_cli_options(const char *cmd, int argc, char **argv, const struct pps_cli
                     const char *usage)
 {
     struct option longopts[33];
+    char shorts[2 + 31 * 2 + 1] = ":h";
+    size_t ns = 2;
     int c;
 
     if (n > 31)
         n = 31;
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         longopts[i] = (struct option){opts[i].name, opts[i].take ? required_argument : no_argument,
                                       NULL, 256 + i};
+        if (opts[i].letter) {
+            shorts[ns++] = opts[i].letter;
+            if (opts[i].take)
+                shorts[ns++] = ':';
+        }
+    }
+    shorts[ns] = '\0';
     longopts[n] = (struct option){"help", no_argument, NULL, 'h'};
     longopts[n + 1] = (struct option){NULL, 0, NULL, 0};
     opterr = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, shorts, longopts, NULL)) != -1) {
         const struct pps_cli_opt *o = c >= 256 && c < 256 + n ? &opts[c - 256] : NULL;
         int rc;
 
+        for (int i = 0; i < n && !o && c > 0 && c < 256 && c != 'h'; i++)
+            if (opts[i].letter == c)
+                o = &opts[i];
         if (c == 'h') {
             fputs(usage, stdout);
             return PPS_CLI_HELP;
