@@ -527,7 +527,9 @@ static int window_cmp(const void *a, const void *b)
 
 /* Spans that no window reaches: no figure counts them. With the windows sorted by start and
  * their running latest end, a span [a, b) meets some window exactly when the last window that
- * starts before b reaches past a. */
+ * starts before b reaches past a. An instant (a == b) lies in a window that starts at or before
+ * it and reaches it: a zero-length optimizer step at the end of an iteration is that iteration's
+ * last op and defines the window's end, so it lies at the end, not outside. */
 static void count_outside(const struct pps_run *run, struct pps_report *rep)
 {
     struct window *w;
@@ -560,7 +562,7 @@ static void count_outside(const struct pps_run *run, struct pps_report *rep)
                 else
                     hi = mid;
             }
-            if (lo == 0 || w[lo - 1].reach <= sp->start_ns)
+            if (lo == 0 || w[lo - 1].reach < sp->start_ns + (sp->end_ns > sp->start_ns))
                 rep->n_outside++;
         }
     free(w);

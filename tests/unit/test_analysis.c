@@ -13,7 +13,6 @@
 #include "analysis_fixture.h"
 #include "test.h"
 
-
 /* Measured and predicted bubble and per-stage idle must be the simulator's. */
 static void check_matches_sim(int kind, int p, int m, int v, const struct pps_sim_costs *c,
                               int n_iters, int64_t gap_ns)
@@ -376,6 +375,29 @@ static void test_unlabelled_spans_open_no_window(void)
     run_free(r);
 }
 
+/* An instant at a window's end lies in it: a zero-length optimizer step (emu's, timed by a TSC
+ * that ticks in quanta) is its iteration's last op and defines the end itself. */
+static void test_instant_at_window_end_lies_inside(void)
+{
+    struct pps_run *r = run_new(2, NULL, 0, 0, 0);
+    struct pps_report *rep;
+
+    run_add(r, 0, PPS_SPAN_F, 0, 0, 0, 10);
+    run_add(r, 1, PPS_SPAN_OPT, 0, -1, 10, 10);  /* the window's end, and an instant */
+    run_add(r, 1, PPS_SPAN_SEND, 0, 0, 10, 10);  /* an instant there too */
+    run_add(r, 0, PPS_SPAN_SEND, 0, 0, 11, 11);  /* an instant after it: outside */
+    run_add(r, 0, PPS_SPAN_WAIT, 0, -1, 10, 12); /* starts where the window ends: outside */
+    span_sort(r);
+    rep = report_of(r);
+    if (rep) {
+        CHECK_EQ_INT(rep->n_iters, 1);
+        CHECK_EQ_INT(rep->iters[0].t1, 10);
+        CHECK_EQ_INT(rep->n_outside, 2);
+    }
+    pps_report_free(rep);
+    run_free(r);
+}
+
 /* A long span that began before the window, followed by short ones that end before it. */
 static void test_long_early_span_reaches_later_window(void)
 {
@@ -672,7 +694,8 @@ static void test_verdict_sentences(void)
     verdict_report(&rep, 0.323, 0.20, 0.02);
     rep.bubble = 0.323;
     CHECK_EQ_INT(pps_report_verdict(&rep, why, sizeof(why)), PPS_VERDICT_ABOVE);
-    CHECK_STR_CONTAINS(why, "bubble 32.3% is 12.3 pp above the prediction (20.0%, tolerance 2.0 pp)");
+    CHECK_STR_CONTAINS(why,
+                       "bubble 32.3% is 12.3 pp above the prediction (20.0%, tolerance 2.0 pp)");
     CHECK_STR_CONTAINS(why, "not the schedule, nor the links or the host as measured");
     /* Post-validated: the steady figures, said so. */
     rep.basis = PPS_BASIS_STEADY;
@@ -750,6 +773,7 @@ static const struct test_case cases[] = {
     TEST(test_two_stages_quarter_bubble),
     TEST(test_overlapping_spans_not_double_counted),
     TEST(test_unlabelled_spans_open_no_window),
+    TEST(test_instant_at_window_end_lies_inside),
     TEST(test_missing_iterations_gaps_and_tail),
     TEST(test_overlapping_iterations_count_once),
     TEST(test_ranges_and_device_spans_do_not_stretch_windows),
