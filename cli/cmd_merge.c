@@ -34,7 +34,7 @@ int pps_cmd_merge(int argc, char **argv)
 {
     struct pps_err err = {0};
     const char *run = NULL, *out = NULL;
-    struct pps_run *merged = NULL;
+    struct pps_run_counts counts;
     int options = 1, quiet = 0, progress = -1;
 
     for (int i = 1; i < argc; i++) {
@@ -73,17 +73,16 @@ int pps_cmd_merge(int argc, char **argv)
     if (quiet)
         return PPS_EXIT_OK;
     /* The counts are read back from the file written, not from the shards: what the line
-     * promises is what a reader of FILE will see. */
-    if (pps_run_load(out, &merged, &err) != 0) {
+     * promises is what a reader of FILE will see (counted as the reader reads, keeping none). */
+    if (pps_run_count(out, &counts, &err) != 0) {
         struct pps_err back = {0};
         pps_err_set(&back, err.code, "wrote %s, but cannot read it back: %s", out, err.msg);
         return pps_cli_fail("merge", &back);
     }
     fputs("ppscope merge: wrote ", stdout);
     pps_text_put(stdout, out);
-    printf(": %d rank%s, %zu span%s, %zu metrics row%s\n", merged->n_shards,
-           merged->n_shards == 1 ? "" : "s", merged->n_spans, merged->n_spans == 1 ? "" : "s",
-           merged->n_metrics, merged->n_metrics == 1 ? "" : "s");
-    pps_run_free(merged);
+    printf(": %d rank%s, %lld span%s, %lld metrics row%s\n", counts.shards,
+           counts.shards == 1 ? "" : "s", (long long)counts.spans, counts.spans == 1 ? "" : "s",
+           (long long)counts.metrics, counts.metrics == 1 ? "" : "s");
     return PPS_EXIT_OK;
 }

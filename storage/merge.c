@@ -6,6 +6,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,28 +132,88 @@ static int constraint_fail(sqlite3 *db, int rc, const struct copy *c, const char
     return rc;
 }
 
+/* ---- the check, on a thread of its own beside the copy ---- */
+
+/* The reader's check of the run (check_rows()), run while the rows are copied: on two cores the
+ * merge then costs about the larger of the two, not their sum. A failed check stops the copy at
+ * its next chunk, and its error is the merge's, whatever the copy met meanwhile. */
+struct check {
+    pthread_t thread;
+    const char *run_dir;
+    struct pps__progress when;
+    struct pps_run_counts counts;
+    struct pps_err err;
+    int rc;
+    atomic_int failed, done;
+};
+
 /* ---- progress: a line on stderr about once a second, from the first second on ---- */
 
 struct progress {
     struct pps__progress when;
     const char *run;
-    int64_t total; /* spans, counted by the check */
+    struct check *check;
     int64_t copied;
 };
 
 static void checked(void *ctx, int64_t spans)
 {
-    struct progress *p = ctx;
-    if (pps__progress_due(&p->when))
-        fprintf(stderr, "ppscope merge: %s: %lld spans checked\n", p->run, (long long)spans);
+    struct check *c = ctx;
+    if (pps__progress_due(&c->when))
+        fprintf(stderr, "ppscope merge: %s: %lld spans checked\n", c->run_dir, (long long)spans);
 }
 
 static void copied(struct progress *p)
 {
-    if (pps__progress_due(&p->when))
-        fprintf(stderr, "ppscope merge: %s: %lld of %lld spans copied (%d%%)\n", p->run,
-                (long long)p->copied, (long long)p->total,
-                p->total > 0 ? (int)(100 * (double)p->copied / (double)p->total) : 100);
+    int64_t total;
+
+    if (!pps__progress_due(&p->when))
+        return;
+    if (!atomic_load(&p->check->done)) {
+        fprintf(stderr, "ppscope merge: %s: %lld spans copied\n", p->run, (long long)p->copied);
+        return;
+    }
+    total = p->check->counts.spans;
+    fprintf(stderr, "ppscope merge: %s: %lld of %lld spans copied (%d%%)\n", p->run,
+            (long long)p->copied, (long long)total,
+            total > 0 ? (int)(100 * (double)p->copied / (double)total) : 100);
+}
+
+/* Every row the merge copies is one the reader takes: the reader's checks, by the reader (the
+ * shards open, are traces this ppscope reads, hold ranks no other shard holds, and are of one
+ * run: pps__run_identity_check()). A merged file that report then refuses would be damage made
+ * by ppscope. */
+static void *check_main(void *arg)
+{
+    struct check *c = arg;
+
+    c->rc = pps__run_check(c->run_dir, checked, c, &c->counts, &c->err);
+    if (c->rc)
+        atomic_store(&c->failed, 1);
+    atomic_store(&c->done, 1);
+    return NULL;
+}
+
+/* Starts the check; *threaded is 0 where no thread could be had: then it has run here. */
+static void check_start(struct check *c, int *threaded)
+{
+    *threaded = pthread_create(&c->thread, NULL, check_main, c) == 0;
+    if (!*threaded)
+        check_main(c);
+}
+
+/* The merge's outcome: the check's error first (the copy may have stopped for it), else the
+ * copy's (rc, already in err). */
+static int check_finish(struct check *c, int threaded, int rc, struct pps_err *err)
+{
+    if (threaded)
+        pthread_join(c->thread, NULL);
+    if (c->rc) {
+        if (err)
+            *err = c->err;
+        return c->rc;
+    }
+    return rc;
 }
 
 /* Copies the shard attached as src into the merged file, table by table; the spans 2^20 rows
@@ -188,6 +250,8 @@ static int copy_rows(sqlite3 *db, const char *shard, struct progress *p, struct 
                 break;
             p->copied += sqlite3_changes(db);
             copied(p);
+            if (atomic_load(&p->check->failed))
+                break; /* the check's error is the merge's (check_finish()) */
         }
         sqlite3_finalize(st);
         st = NULL;
@@ -195,6 +259,8 @@ static int copy_rows(sqlite3 *db, const char *shard, struct progress *p, struct 
             return constraint_fail(db, rc, &copies[i], shard, err);
         if (rc != SQLITE_OK)
             return pps__sql_fail(db, rc, shard, "cannot merge", err);
+        if (atomic_load(&p->check->failed))
+            return pps_err_set(err, PPS_EFORMAT, "%s: the check failed", shard);
     }
     return 0;
 }
@@ -248,15 +314,6 @@ out:
     return rc;
 }
 
-/* Every row the merge copies is one the reader takes: the reader's checks, by the reader (the
- * shards open, are traces this ppscope reads, hold ranks no other shard holds, and are of one
- * run: pps__run_identity_check()). A merged file that report then refuses would be damage made
- * by ppscope. */
-static int check_rows(const char *run_dir, struct progress *p, struct pps_err *err)
-{
-    return pps__run_check(run_dir, checked, p, &p->total, err);
-}
-
 int pps_run_merge(const char *run_dir, const char *out_file, struct pps_err *err)
 {
     return pps_run_merge_progress(run_dir, out_file, 0, err);
@@ -265,14 +322,15 @@ int pps_run_merge(const char *run_dir, const char *out_file, struct pps_err *err
 int pps_run_merge_progress(const char *run_dir, const char *out_file, int progress,
                            struct pps_err *err)
 {
-    struct progress p = {{0, 0, 0}, run_dir, 0, 0};
+    struct check check = {.run_dir = run_dir};
+    struct progress p = {.run = run_dir, .check = &check};
     struct pps__shards shards = {0};
     sqlite3 *db = NULL;
     sqlite3_stmt *st = NULL;
     const char *mode;
     char *uri = NULL;
     struct stat sb;
-    int created = 0, fd, rc;
+    int created = 0, checking = 0, threaded = 0, fd, rc;
 
     if (!run_dir || !out_file || !*out_file) {
         rc = pps_err_set(err, PPS_EINVAL, "pps_run_merge: no run directory or output file");
@@ -287,7 +345,12 @@ int pps_run_merge_progress(const char *run_dir, const char *out_file, int progre
         goto out;
     }
     pps__progress_start(&p.when, progress);
-    if ((rc = pps__shards_list(run_dir, &shards, err)) || (rc = check_rows(run_dir, &p, err)))
+    pps__progress_start(&check.when, progress);
+    if ((rc = pps__shards_list(run_dir, &shards, err)))
+        goto out;
+    check_start(&check, &threaded);
+    checking = 1;
+    if (!threaded && check.rc)
         goto out;
 
     fd = open(out_file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
@@ -330,11 +393,18 @@ int pps_run_merge_progress(const char *run_dir, const char *out_file, int progre
     }
     sqlite3_finalize(st); /* a statement still running would keep COMMIT from working */
     st = NULL;
-    if ((rc = pps__schema_create(db, out_file, err)))
+    /* The rows go in without their index, which is built once at the end: a sort of the whole
+     * table costs a third of keeping the index while they go in, row by row. */
+    if ((rc = pps__schema_create(db, out_file, err)) ||
+        (rc = pps__exec(db, "DROP INDEX " PPS__SPANS_INDEX, out_file, "cannot create", err)))
         goto out;
     for (size_t i = 0; i < shards.n; i++)
         if ((rc = copy_shard(db, shards.paths[i], out_file, &p, err)))
             goto out;
+    if (progress)
+        fprintf(stderr, "ppscope merge: %s: indexing %lld spans\n", run_dir, (long long)p.copied);
+    if ((rc = pps__exec(db, PPS__SPANS_INDEX_SQL, out_file, "cannot index", err)))
+        goto out;
     rc = sqlite3_close(db);
     db = NULL;
     if (rc != SQLITE_OK) {
@@ -345,6 +415,8 @@ out:
     free(uri);
     sqlite3_finalize(st);
     sqlite3_close(db);
+    if (checking)
+        rc = check_finish(&check, threaded, rc, err);
     if (rc && created) {
         /* Half a merged file is worse than none. */
         char *journal = malloc(strlen(out_file) + 9);

@@ -465,16 +465,24 @@ int pps_run_load(const char *path, struct pps_run **out, struct pps_err *err)
 }
 
 int pps__run_check(const char *path, void (*progress)(void *ctx, int64_t spans), void *ctx,
-                   int64_t *n_spans, struct pps_err *err)
+                   struct pps_run_counts *counts, struct pps_err *err)
 {
     struct loader ld = {.max_iter = -1, .check_only = 1, .progress = progress, .progress_ctx = ctx};
     struct pps_run *run = NULL;
     int rc = load(path, ld, &run, err);
 
-    if (rc == 0 && n_spans)
-        *n_spans = (int64_t)run->n_spans;
+    if (rc == 0 && counts)
+        *counts =
+            (struct pps_run_counts){(int64_t)run->n_spans, (int64_t)run->n_metrics, run->n_shards};
     pps_run_free(run);
     return rc;
+}
+
+int pps_run_count(const char *path, struct pps_run_counts *out, struct pps_err *err)
+{
+    if (!out)
+        return pps_err_set(err, PPS_EINVAL, "pps_run_count: nowhere to count into");
+    return pps__run_check(path, NULL, NULL, out, err);
 }
 
 void pps__run_free_data(struct pps_run *run)

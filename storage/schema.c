@@ -81,7 +81,7 @@ static const char schema_sql[] =
     "  clock INTEGER NOT NULL,"
     "  corr INTEGER NOT NULL,"
     "  rank INTEGER NOT NULL);"
-    "CREATE INDEX spans_stage_start ON spans (stage, start_ns);"
+    PPS__SPANS_INDEX_SQL
     "CREATE TABLE metrics ("
     "  rank INTEGER NOT NULL,"
     "  iter INTEGER NOT NULL,"

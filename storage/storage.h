@@ -179,6 +179,15 @@ struct pps_run {
  * Never crashes on bad files. On failure *out is NULL.
  */
 int pps_run_load(const char *path, struct pps_run **out, struct pps_err *err);
+
+/* What a run holds, counted as pps_run_load() reads it, in memory that does not grow with the
+ * run: every row is read and checked as the loader does, and none is kept. */
+struct pps_run_counts {
+    int64_t spans, metrics;
+    int shards; /* as pps_run.n_shards */
+};
+/* pps_run_load()'s checks and errors; *out is set on success. */
+int pps_run_count(const char *path, struct pps_run_counts *out, struct pps_err *err);
 /* Frees every pointer in run, each on its own (stages[i].spans, meta keys and values, names[i]),
  * so a run built by hand with malloc, as tests do, is freed by it too. NULL is a no-op. */
 void pps_run_free(struct pps_run *run);

@@ -86,7 +86,7 @@ int pps__rank_claim(struct pps__rank_set *set, int rank, const char *shard, stru
  * progress (may be NULL) is told the spans read so far every 65536. 0, or pps_run_load()'s
  * error; *n_spans (may be NULL): the spans there are. */
 int pps__run_check(const char *path, void (*progress)(void *ctx, int64_t spans), void *ctx,
-                   int64_t *n_spans, struct pps_err *err);
+                   struct pps_run_counts *counts, struct pps_err *err);
 
 /* The run's shards are of one run (storage.h: pps_run_id_new()): refuses two runs side by side
  * and a rank beyond the run's world, reading run->meta (sorted by rank, key), run->path and
@@ -209,7 +209,12 @@ int pps__clock_align_span(const struct pps__clock *ri, struct pps_span *s, const
  * row's rowid follows them (column 13, column 8), to name the row in a message. */
 #define PPS__SPAN_COLS                                                                             \
     "kind, stage, chunk, mb, iter, start_ns, end_ns, peer, bytes, name_id, clock, corr, rank"
-#define PPS__METRIC_COLS "rank, iter, stage, loss, grad_norm, act_bytes, pending_w, dropped"
+/* The spans' one index: the reader's (stage, start_ns) order. The writer creates it with the
+ * table; merge builds it once after the copy (a sort), which is a third of the cost of keeping
+ * it while the rows go in. */
+#define PPS__SPANS_INDEX     "spans_stage_start"
+#define PPS__SPANS_INDEX_SQL "CREATE INDEX " PPS__SPANS_INDEX " ON spans (stage, start_ns);"
+#define PPS__METRIC_COLS     "rank, iter, stage, loss, grad_norm, act_bytes, pending_w, dropped"
 /* The most a time may be from 0 either way, 2^62 - 1 ns (146 years): the difference of any two
  * such times fits int64, the extreme ones too. */
 #define PPS__TIME_LIMIT (((int64_t)1 << 62) - 1)
