@@ -31,6 +31,8 @@ struct loader {
     size_t n_refs, refs_cap;
     struct pps__rank_set *claimed; /* the shards' ranks so far; NULL for a merged file */
     int check_only;                /* pps__run_check(): spans are checked and counted, not kept */
+    int windowed;                  /* pps_run_load_window(): the spans meeting [w0, w1) */
+    int64_t w0, w1;
     /* pps__run_check(): told the spans read so far, every 2^16 */
     void (*progress)(void *ctx, int64_t spans);
     void *progress_ctx;
@@ -198,11 +200,13 @@ static int load_spans(struct loader *ld, sqlite3 *db, const struct pps__span_bou
         if ((rc = pps__span_read(st, ld->path, b, ld->refs, ld->n_refs, ld->ranks, ld->n_ranks, &ri,
                                  &s, err)))
             goto out;
+        n_read++;
+        if (ld->windowed && !pps__span_in_window(&s, ld->w0, ld->w1))
+            continue;
         if (s.iter > ld->max_iter)
             ld->max_iter = s.iter;
         if ((rc = add_span(ld, &s, err)))
             goto out;
-        n_read++;
         if (ld->progress && (ld->run->n_spans & 0xffff) == 0)
             ld->progress(ld->progress_ctx, (int64_t)ld->run->n_spans);
     }
@@ -261,6 +265,45 @@ out:
  * metadata in it; *complete is 1 when there is one and each has complete=1.
  */
 /* Whether the file's ranks all say they are complete (the shard is finished). */
+/* One row of a window (pps__window_rows()): read, checked, and kept if it meets the window. */
+struct window_row {
+    struct loader *ld;
+    const struct pps__span_bounds *b;
+    const struct pps__clock *ri;
+};
+
+static int window_row(void *ctx, sqlite3_stmt *st, struct pps_err *err)
+{
+    struct window_row *w = ctx;
+    struct loader *ld = w->ld;
+    struct pps_span s;
+    int rc;
+
+    if ((rc = pps__span_read(st, ld->path, w->b, ld->refs, ld->n_refs, ld->ranks, ld->n_ranks,
+                             &w->ri, &s, err)))
+        return rc;
+    if (!pps__span_in_window(&s, ld->w0, ld->w1))
+        return 0;
+    if (s.iter > ld->max_iter)
+        ld->max_iter = s.iter;
+    return add_span(ld, &s, err);
+}
+
+/* The spans of a window through the index: *indexed 0 where the file cannot say how far back to
+ * look (no span_max_ns, or a clock that drifts too far): then read it whole. */
+static int load_spans_window(struct loader *ld, sqlite3 *db, const struct pps__span_bounds *b,
+                             int *indexed, struct pps_err *err)
+{
+    struct window_row w = {ld, b, NULL};
+    int64_t lo, hi;
+
+    *indexed = b->span_max_known && pps__window_raw_range(ld->ranks, ld->n_ranks, ld->w0, ld->w1,
+                                                          b->span_max_ns, &lo, &hi) == 0;
+    if (!*indexed)
+        return 0;
+    return pps__window_rows(db, ld->path, lo, hi, window_row, &w, err);
+}
+
 static int all_complete(const struct loader *ld)
 {
     for (size_t i = 0; i < ld->n_ranks; i++)
@@ -294,13 +337,19 @@ static int load_file(struct loader *ld, const char *path, size_t *n_ranks, int *
         (rc = pps__file_meta_check(ld->run->meta ? ld->run->meta + meta_from : NULL,
                                    ld->run->n_meta - meta_from, path, &bounds, err)))
         goto out;
-    /* A finished shard is checked whole by SQLite too, beside the load (shard_check.h). */
-    if (all_complete(ld)) {
+    /* A window is read through the index where the file allows; what is read whole (the run,
+     * or a window of a file that cannot be read in part) is checked whole by SQLite too, beside
+     * the load (shard_check.h). */
+    int indexed = 0;
+    if ((rc = load_names(ld, db, &bounds, err)) ||
+        (ld->windowed && (rc = load_spans_window(ld, db, &bounds, &indexed, err))))
+        goto out;
+    if (!indexed && all_complete(ld)) {
         if ((rc = pps__shard_check_start(path, &check, err)))
             goto out;
         checking = 1;
     }
-    if ((rc = load_names(ld, db, &bounds, err)) || (rc = load_spans(ld, db, &bounds, err)) ||
+    if ((!indexed && (rc = load_spans(ld, db, &bounds, err))) ||
         (rc = load_metrics(ld, db, &bounds, err)))
         goto out;
     if ((rc = pps__exec(db, "COMMIT", path, "cannot read", err)))
@@ -462,6 +511,17 @@ out:
 int pps_run_load(const char *path, struct pps_run **out, struct pps_err *err)
 {
     return load(path, (struct loader){.max_iter = -1}, out, err);
+}
+
+int pps_run_load_window(const char *path, int64_t t0, int64_t t1, struct pps_run **out,
+                        struct pps_err *err)
+{
+    if (out)
+        *out = NULL;
+    if (t1 <= t0)
+        return pps_err_set(err, PPS_EINVAL, "pps_run_load_window: an empty window [%lld, %lld)",
+                           (long long)t0, (long long)t1);
+    return load(path, (struct loader){.max_iter = -1, .windowed = 1, .w0 = t0, .w1 = t1}, out, err);
 }
 
 int pps__run_check(const char *path, void (*progress)(void *ctx, int64_t spans), void *ctx,

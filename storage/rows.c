@@ -302,6 +302,14 @@ int pps__span_row(sqlite3_stmt *st, const char *path, const struct pps__span_bou
         return pps_err_set(err, PPS_EFORMAT,
                            "%s: truncated or corrupted (%s: ends %lld ns before it starts)", path,
                            row_name(st, where, sizeof(where)), (long long)(v[5] - v[6]));
+    /* The writer keeps span_max_ns with the rows (docs/schema.md): a longer span was changed
+     * after, and a reader of a window would miss it. */
+    if (b->span_max_known && v[6] - v[5] > b->span_max_ns)
+        return pps_err_set(err, PPS_EFORMAT,
+                           "%s: truncated or corrupted (%s: lasts %lld ns, and meta span_max_ns "
+                           "says no span lasts more than %lld)",
+                           path, row_name(st, where, sizeof(where)), (long long)(v[6] - v[5]),
+                           (long long)b->span_max_ns);
     /* `ppscope run` keeps one stage per rank (docs/schema.md): a span of another stage in a
      * rank's rows was moved there. */
     if (b->stage_is_rank && v[1] != v[12])
@@ -372,14 +380,27 @@ int pps__file_meta_check(const struct pps_meta_entry *meta, size_t n, const char
     int from[5] = {-1, -1, -1, -1, -1}; /* the rank each bound was taken from */
     int64_t got[5] = {0}, v;
     int lo_rank = INT_MAX, hi_rank = -1, rc;
+    size_t n_ranks = 0, n_span_max = 0;
 
     if ((rc = meta_unique(meta, n, path, err)))
         return rc;
+    b->span_max_ns = 0;
     for (size_t i = 0; i < n; i++) {
         if (meta[i].rank < lo_rank)
             lo_rank = meta[i].rank;
         if (meta[i].rank > hi_rank)
             hi_rank = meta[i].rank;
+        n_ranks += i == 0 || meta[i].rank != meta[i - 1].rank; /* sorted by rank, key */
+        if (!strcmp(meta[i].key, "span_max_ns")) {
+            if (pps__parse_i64(meta[i].value, &v) != 0 || v < 0 || v > 2 * PPS__TIME_LIMIT)
+                return pps_err_set(err, PPS_EFORMAT,
+                                   "%s: meta span_max_ns of rank %d is '%s', not a number of "
+                                   "nanoseconds",
+                                   path, meta[i].rank, meta[i].value);
+            n_span_max++;
+            if (v > b->span_max_ns)
+                b->span_max_ns = v;
+        }
         /* The writer's own rank key says what its rows' rank column does. */
         if (!strcmp(meta[i].key, "rank") &&
             (pps__parse_i64(meta[i].value, &v) != 0 || v != meta[i].rank))
@@ -408,6 +429,7 @@ int pps__file_meta_check(const struct pps_meta_entry *meta, size_t n, const char
     b->iter_max = from[3] >= 0 ? got[3] - 1 : INT32_MAX - 1;
     /* `ppscope run` says so twice: its source, and the transport its stages talked over (a
      * program of the user's that calls itself ppscope records stages as it likes). */
+    b->span_max_known = n_ranks > 0 && n_span_max == n_ranks;
     b->stage_is_rank = 0;
     for (size_t i = 0, src = 0, transport = 0; i < n && !b->stage_is_rank; i++) {
         src |= !strcmp(meta[i].key, "source") && !strcmp(meta[i].value, "ppscope");

@@ -180,6 +180,20 @@ struct pps_run {
  */
 int pps_run_load(const char *path, struct pps_run **out, struct pps_err *err);
 
+/*
+ * The part of a run that meets the time window [t0, t1) on rank 0's clock (ns, as the loaded
+ * spans' times): every span that starts before t1 and ends after t0 (an instant: t0 <= start <
+ * t1), with the run's meta, names and metrics whole. The spans are exactly those of
+ * pps_run_load() that meet the window, in the same order, read through the spans' (stage,
+ * start_ns) index: the cost is the window's rows, not the run's. n_spans, t_min, t_max and
+ * n_iters are the window's. Each row read is checked as pps_run_load() checks it; SQLite's check
+ * of a whole finished shard is not made (it reads every page). A file without meta span_max_ns
+ * (written before it) is read whole and filtered. PPS_EINVAL when t1 <= t0; otherwise
+ * pps_run_load()'s errors.
+ */
+int pps_run_load_window(const char *path, int64_t t0, int64_t t1, struct pps_run **out,
+                        struct pps_err *err);
+
 /* What a run holds, counted as pps_run_load() reads it, in memory that does not grow with the
  * run: every row is read and checked as the loader does, and none is kept. */
 struct pps_run_counts {

@@ -230,6 +230,11 @@ struct pps__span_bounds {
     int64_t stage_max, chunk_max, mb_max, peer_max, rank_min, rank_max, iter_max;
     int stage_is_rank; /* a `ppscope run` shard (meta source ppscope): each span's stage is its rank
                         */
+    /* The longest span of the file's rows (meta span_max_ns, the largest over its ranks), known
+     * when every rank of the file says it: no row lasts longer, and a window's reader looks
+     * back by it (pps_run_load_window()). */
+    int span_max_known;
+    int64_t span_max_ns;
 };
 /* One row into *s, every column range-checked (PPS_EFORMAT naming path otherwise): a start or
  * end beyond +-PPS__TIME_LIMIT, or an end more than that before its start, is corrupted. Times
@@ -241,6 +246,22 @@ int pps__span_row(sqlite3_stmt *st, const char *path, const struct pps__span_bou
  * the rank. *b: the bounds of the file's spans, by the values of its lowest rank that has each. */
 int pps__file_meta_check(const struct pps_meta_entry *meta, size_t n, const char *path,
                          struct pps__span_bounds *b, struct pps_err *err);
+/* ---- a time window's rows (window.c) ---- */
+
+/* Whether an aligned span meets the window [t0, t1): it starts before t1 and ends after t0; an
+ * instant (end == start), when t0 <= start < t1. */
+int pps__span_in_window(const struct pps_span *s, int64_t t0, int64_t t1);
+/* The raw starts [*lo, *hi) of every row of a file (its ranks' clocks ranks[0..n)) that may meet
+ * the aligned window [t0, t1), span_max_ns the longest of its spans: 0, or -1 where a clock
+ * drifts too far (more than 0.1 %) to take the window back to it (read the whole file then). */
+int pps__window_raw_range(const struct pps__clock *ranks, size_t n, int64_t t0, int64_t t1,
+                          int64_t span_max_ns, int64_t *lo, int64_t *hi);
+/* Steps, stage by stage through the (stage, start_ns) index, every spans row (PPS__SPAN_COLS,
+ * rowid) that starts in [lo, hi), handing each to row(); its error or SQLite's stops it. */
+int pps__window_rows(sqlite3 *db, const char *path, int64_t lo, int64_t hi,
+                     int (*row)(void *ctx, sqlite3_stmt *st, struct pps_err *err), void *ctx,
+                     struct pps_err *err);
+
 /* The entry of rank in ranks[0..n), sorted by rank, or NULL. */
 const struct pps__clock *pps__clock_find(const struct pps__clock *ranks, size_t n, int rank);
 /* A spans row as the run holds it: pps__span_row(), then its name_id made the run's index

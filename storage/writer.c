@@ -40,6 +40,9 @@ struct pps_store_writer {
     sqlite3_stmt *begin, *commit;
 
     struct pps_strtab names; /* interned: names.strs[id] is the name of id */
+    /* The longest span written (end - start), kept in meta span_max_ns with the rows that
+     * make it so (docs/schema.md): what a reader of a time window looks back by. -1: none. */
+    int64_t span_max_ns;
 };
 
 int pps__make_dirs(const char *dir, struct pps_err *err)
@@ -337,6 +340,7 @@ int pps_store_writer_open(const char *run_dir, int rank, struct pps_store_writer
         goto out;
     }
     w->rank = rank;
+    w->span_max_ns = -1;
     /* Said before any work; publish() is what makes it hold. */
     if (lstat(w->path, &st) == 0) {
         rc = pps_err_set(err, PPS_EINVAL,
@@ -484,8 +488,23 @@ int pps_store_writer_spans(struct pps_store_writer *w, const struct pps_span *sp
                                "%s: span %zu of the batch is invalid (kind %d, stage %d, clock %d)",
                                w->path, i, s->kind, s->stage, s->clock);
     }
+    int64_t longest = w->span_max_ns;
+    for (i = 0; i < n; i++)
+        if (spans[i].end_ns > spans[i].start_ns && spans[i].end_ns - spans[i].start_ns > longest)
+            longest = spans[i].end_ns - spans[i].start_ns;
+    if (longest < 0)
+        longest = 0; /* instants only: they reach no further than they start */
     if ((rc = run_stmt(w->begin)) != SQLITE_OK)
         goto fail;
+    /* In the rows' own transaction: no reader ever sees a span longer than the key says. */
+    if (longest != w->span_max_ns) {
+        char buf[32];
+        snprintf(buf, sizeof(buf), "%" PRId64, longest);
+        if ((rc = sqlite3_bind_text(w->set_meta, 2, "span_max_ns", -1, SQLITE_STATIC)) ||
+            (rc = sqlite3_bind_text(w->set_meta, 3, buf, -1, SQLITE_TRANSIENT)) ||
+            (rc = run_stmt(w->set_meta)) != SQLITE_OK)
+            goto fail;
+    }
     for (i = 0; i < n;) {
         /* Whole groups of rows go through the multi-row statement, the rest one by one. */
         size_t rows = n - i >= PPS__SPAN_ROWS ? PPS__SPAN_ROWS : 1;
@@ -501,6 +520,7 @@ int pps_store_writer_spans(struct pps_store_writer *w, const struct pps_span *sp
     }
     if ((rc = run_stmt(w->commit)) != SQLITE_OK)
         goto fail;
+    w->span_max_ns = longest;
     return 0;
 fail:
     rc = pps__sql_fail(w->db, rc, w->path, "cannot write spans", err);

@@ -3,6 +3,8 @@
 pps_unit_test(test_storage pps_storage)
 pps_unit_test(test_storage_bad pps_storage)
 pps_unit_test(test_storage_follow pps_storage Threads::Threads)
+# pps_run_load_window(): a window of a run, through the index, equals the full load filtered.
+pps_unit_test(test_storage_window pps_storage SQLite::SQLite3)
 # common/pps_strtab.h: the name table the writer (and the tracer) intern through.
 pps_unit_test(test_strtab)
 

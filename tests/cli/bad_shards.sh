@@ -123,6 +123,14 @@ case_sql stage-32767-of-4 "spans row 1: stage 32767 out of range 0..3" \
 case_sql m-2-31 "meta m of rank 0 is '2147483647', not a count in 1..1048576" \
     "UPDATE meta SET value = '2147483647' WHERE key = 'm';"
 case_sql iter-minus-2 "spans row 4: iter -2 out of range -1.." "UPDATE spans SET iter = -2 WHERE rowid = 4;"
+# The writer keeps the longest span's length with the rows (what a window's reader looks back by):
+# a span made longer after is damage, and so is a length that is not one.
+case_sql span-longer-than-meta "spans row 3: lasts 1000000000 ns, and meta span_max_ns says no span" \
+    "UPDATE spans SET end_ns = start_ns + 1000000000 WHERE rowid = 3;"
+case_sql span-max-text "meta span_max_ns of rank 0 is 'long', not a number of nanoseconds" \
+    "UPDATE meta SET value = 'long' WHERE key = 'span_max_ns';"
+case_sql span-max-negative "meta span_max_ns of rank 0 is '-1', not a number of nanoseconds" \
+    "UPDATE meta SET value = '-1' WHERE key = 'span_max_ns';"
 case_sql mb-minus-5 "spans row 4: mb -5 out of range -1.." "UPDATE spans SET mb = -5 WHERE rowid = 4;"
 case_sql chunk-minus-3 "spans row 4: chunk -3 out of range -1.." \
     "UPDATE spans SET chunk = -3 WHERE rowid = 4;"
@@ -208,6 +216,7 @@ case_ok no-spans "status" "DELETE FROM spans;"
 case_ok no-meta "status    INCOMPLETE" "DELETE FROM meta;"
 case_ok times-2-62 "status" \
     "UPDATE spans SET start_ns = -4611686018427387903 WHERE rowid = 1;
-     UPDATE spans SET end_ns = 4611686018427387903 WHERE rowid = (SELECT max(rowid) FROM spans);"
+     UPDATE spans SET end_ns = 4611686018427387903 WHERE rowid = (SELECT max(rowid) FROM spans);
+     UPDATE meta SET value = '9223372036854775806' WHERE key = 'span_max_ns';"
 
 cli_finish

@@ -80,6 +80,53 @@ static void check_failure(int rc, const struct pps_run *run, const struct pps_er
     }
 }
 
+/* Whether a loaded span meets [t0, t1) (storage.h, pps_run_load_window()). */
+static int meets(const struct pps_span *s, int64_t t0, int64_t t1)
+{
+    if (s->end_ns == s->start_ns)
+        return t0 <= s->start_ns && s->start_ns < t1;
+    return s->start_ns < t1 && s->end_ns > t0;
+}
+
+/*
+ * A window of the file: a run that keeps the loader's promises, or a failure that keeps its
+ * contract. Where the whole file loaded and SQLite's check passed on it (a complete file: the
+ * loader makes that check), the window is the full load's spans that meet it, span for span: the
+ * index it is read through is the table's.
+ */
+static void check_window(const struct pps_run *full, int64_t t0, int64_t t1)
+{
+    struct pps_run *win = NULL;
+    struct pps_err err = {0};
+    int rc = pps_run_load_window(fuzz_input, t0, t1, &win, &err);
+
+    if (rc != 0) {
+        check_failure(rc, win, &err);
+        if (full && full->complete)
+            bad("a window of a file that loads whole fails", rc, 0);
+        return;
+    }
+    check_run(win);
+    if (full && full->complete) {
+        for (int st = 0; st < full->n_stages; st++) {
+            const struct pps_stage_spans *f = &full->stages[st];
+            size_t k = 0;
+            for (size_t i = 0; i < f->n; i++) {
+                if (!meets(&f->spans[i], t0, t1))
+                    continue;
+                if (st >= win->n_stages || k >= win->stages[st].n ||
+                    memcmp(&f->spans[i], &win->stages[st].spans[k], sizeof(f->spans[i])) != 0)
+                    bad("a window that is not the full load's spans in it", st, (long long)k);
+                k++;
+            }
+            if (st < win->n_stages && win->stages[st].n != k)
+                bad("a window with spans the full load does not have there", st,
+                    (long long)win->stages[st].n);
+        }
+    }
+    pps_run_free(win);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct pps_run *run = NULL;
@@ -91,6 +138,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         check_run(run);
     else
         check_failure(rc, run, &err);
+    /* Windows: the whole run, its middle third, and one with no span (or fixed ones). */
+    if (run && run->t_max > run->t_min) {
+        int64_t third = (run->t_max - run->t_min) / 3;
+        check_window(run, run->t_min, run->t_max + 1);
+        check_window(run, run->t_min + third, run->t_max - third + 1);
+        check_window(run, run->t_max + 1, run->t_max + 2);
+    } else {
+        check_window(run, 0, (int64_t)1 << 40);
+    }
     pps_run_free(run);
     /* What SQLite may leave beside a file that says it is in WAL mode, or has a hot journal. */
     for (const char *const *x = (const char *const[]){"-wal", "-shm", "-journal", NULL}; *x; x++) {
