@@ -5,6 +5,8 @@ pps_unit_test(test_storage_bad pps_storage)
 pps_unit_test(test_storage_follow pps_storage Threads::Threads)
 # pps_run_load_window(): a window of a run, through the index, equals the full load filtered.
 pps_unit_test(test_storage_window pps_storage SQLite::SQLite3)
+# Also under the sanitizers in CI (.ci/run, label asan): a new way of reading files.
+set_property(TEST test_storage_window APPEND PROPERTY LABELS asan)
 # common/pps_strtab.h: the name table the writer (and the tracer) intern through.
 pps_unit_test(test_strtab)
 
