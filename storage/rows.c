@@ -242,40 +242,27 @@ static const char *row_name(sqlite3_stmt *st, char *where, size_t len)
     return where;
 }
 
-/* The bounds of span column c in a file whose spans b bounds. */
-static void span_col_bounds(const struct pps__span_bounds *b, int c, int64_t *lo, int64_t *hi)
+/* The bounds of every span column in a file whose spans b bounds, into b->col_lo and col_hi. */
+static void span_col_bounds(struct pps__span_bounds *b)
 {
-    *lo = span_cols[c].lo;
-    *hi = span_cols[c].hi;
-    switch (c) {
-    case 1:
-        *hi = b->stage_max;
-        break;
-    case 2:
-        *hi = b->chunk_max;
-        break;
-    case 3:
-        *hi = b->mb_max;
-        break;
-    case 4:
-        *hi = b->iter_max;
-        break;
-    case 7:
-        *hi = b->peer_max;
-        break;
-    case 12:
-        *lo = b->rank_min, *hi = b->rank_max;
-        break;
-    default:
-        break;
+    for (int c = 0; c < 13; c++) {
+        b->col_lo[c] = span_cols[c].lo;
+        b->col_hi[c] = span_cols[c].hi;
     }
+    b->col_hi[1] = b->stage_max;
+    b->col_hi[2] = b->chunk_max;
+    b->col_hi[3] = b->mb_max;
+    b->col_hi[4] = b->iter_max;
+    b->col_hi[7] = b->peer_max;
+    b->col_lo[12] = b->rank_min;
+    b->col_hi[12] = b->rank_max;
 }
 
 int pps__span_row(sqlite3_stmt *st, const char *path, const struct pps__span_bounds *b,
                   struct pps_span *s, struct pps_err *err)
 {
     char where[48];
-    int64_t v[13], lo, hi;
+    int64_t v[13];
     int rc, c;
 
     /* Every column an integer in its bounds: the row's name and the reason are made only for a
@@ -284,17 +271,15 @@ int pps__span_row(sqlite3_stmt *st, const char *path, const struct pps__span_bou
         if (sqlite3_column_type(st, c) != SQLITE_INTEGER)
             break;
         v[c] = sqlite3_column_int64(st, c);
-        span_col_bounds(b, c, &lo, &hi);
-        if (v[c] < lo || v[c] > hi)
+        if (v[c] < b->col_lo[c] || v[c] > b->col_hi[c])
             break;
     }
     if (c < 13)
         row_name(st, where, sizeof(where));
-    for (; c < 13; c++) {
-        span_col_bounds(b, c, &lo, &hi);
-        if ((rc = pps__col_int(st, c, lo, hi, path, where, span_cols[c].name, &v[c], err)))
+    for (; c < 13; c++)
+        if ((rc = pps__col_int(st, c, b->col_lo[c], b->col_hi[c], path, where, span_cols[c].name,
+                               &v[c], err)))
             return rc;
-    }
     /* Both within +-PPS__TIME_LIMIT: start - end cannot overflow. No writer ends a span before
      * it starts (the tracer reads a monotonic clock; the importers refuse such events): one that
      * does would be a negative duration in every figure. */
@@ -440,6 +425,7 @@ int pps__file_meta_check(const struct pps_meta_entry *meta, size_t n, const char
      * would be counted under a rank whose own shard may hold it too. */
     if (lo_rank == hi_rank)
         b->rank_min = b->rank_max = lo_rank;
+    span_col_bounds(b);
     return 0;
 }
 

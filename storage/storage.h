@@ -186,10 +186,13 @@ int pps_run_load(const char *path, struct pps_run **out, struct pps_err *err);
  * t1), with the run's meta, names and metrics whole. The spans are exactly those of
  * pps_run_load() that meet the window, in the same order, read through the spans' (stage,
  * start_ns) index: the cost is the window's rows, not the run's. n_spans, t_min, t_max and
- * n_iters are the window's. Each row read is checked as pps_run_load() checks it; SQLite's check
- * of a whole finished shard is not made (it reads every page). A file without meta span_max_ns
- * (written before it) is read whole and filtered. PPS_EINVAL when t1 <= t0; otherwise
- * pps_run_load()'s errors.
+ * n_iters are the window's, and n_stages is the run's p, else the stages of the window's spans.
+ * Each row read is checked as pps_run_load() checks it; rows the window does not read are not:
+ * SQLite's check of a whole finished shard is not made (it reads every page), and damage that
+ * moves a row's start away from the window, or makes it longer than the file says any span is,
+ * hides it. A file without meta span_max_ns (written before it), or with a clock that drifts
+ * more than 0.1 % against rank 0's, is read whole and filtered. PPS_EINVAL when t1 <= t0;
+ * otherwise pps_run_load()'s errors.
  */
 int pps_run_load_window(const char *path, int64_t t0, int64_t t1, struct pps_run **out,
                         struct pps_err *err);

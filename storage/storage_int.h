@@ -235,6 +235,9 @@ struct pps__span_bounds {
      * back by it (pps_run_load_window()). */
     int span_max_known;
     int64_t span_max_ns;
+    /* Each spans column's range, in PPS__SPAN_COLS order: the schema's, narrowed by the above;
+     * filled once per file, read for every row. */
+    int64_t col_lo[13], col_hi[13];
 };
 /* One row into *s, every column range-checked (PPS_EFORMAT naming path otherwise): a start or
  * end beyond +-PPS__TIME_LIMIT, or an end more than that before its start, is corrupted. Times

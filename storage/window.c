@@ -50,6 +50,8 @@ static int take_back(const struct pps__clock *ri, int64_t t, int64_t *raw, int64
     /* offset(t) = aligned - t; the raw r with r + offset(r) = t lies within drift * |offset| of
      * t - offset(t). */
     int64_t off = aligned - t;
+    if (off == INT64_MIN)
+        return -1; /* no window lies that far back: read the file whole */
     *raw = sat_add(t, -off);
     *slack = (int64_t)(fabs((double)off) * 2 * MAX_DRIFT) + SLACK_NS;
     return 0;
@@ -77,16 +79,41 @@ int pps__window_raw_range(const struct pps__clock *ranks, size_t n, int64_t t0, 
     return 0;
 }
 
+/* Steps every row of st (its parameters bound) through row(); 0, its error, or SQLite's. */
+static int step_rows(sqlite3 *db, const char *path, sqlite3_stmt *st,
+                     int (*row)(void *ctx, sqlite3_stmt *st, struct pps_err *err), void *ctx,
+                     struct pps_err *err)
+{
+    int rc;
+
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        if ((rc = row(ctx, st, err)))
+            return rc;
+    rc = pps__step_done(db, rc, path, err);
+    sqlite3_reset(st);
+    return rc;
+}
+
 int pps__window_rows(sqlite3 *db, const char *path, int64_t lo, int64_t hi,
                      int (*row)(void *ctx, sqlite3_stmt *st, struct pps_err *err), void *ctx,
                      struct pps_err *err)
 {
-    sqlite3_stmt *next = NULL, *rows = NULL;
-    int64_t stage = -1;
+    sqlite3_stmt *first = NULL, *next = NULL, *rows = NULL, *odd = NULL;
+    sqlite3_stmt *at;
+    int64_t stage;
     int rc;
 
-    /* Each stage the index holds, in order, by one descent of the index each. */
-    if ((rc = pps__prepare(db,
+    /*
+     * Each stage the index holds, in order, by one descent of the index each: the lowest first,
+     * whatever it is (a NULL, or a stage out of range, is the row's reader's to refuse), then the
+     * next above the last. In each, the rows that start in the range, and those whose start is
+     * not a number (SQLite orders NULL first and text and blobs after every number, outside any
+     * range of numbers): a damaged row the whole file's read would refuse is refused here too.
+     */
+    if ((rc = pps__prepare(
+             db, "SELECT stage FROM spans INDEXED BY " PPS__SPANS_INDEX " ORDER BY stage LIMIT 1",
+             path, &first, err)) ||
+        (rc = pps__prepare(db,
                            "SELECT stage FROM spans INDEXED BY " PPS__SPANS_INDEX
                            " WHERE stage > ?1 ORDER BY stage LIMIT 1",
                            path, &next, err)) ||
@@ -94,38 +121,42 @@ int pps__window_rows(sqlite3 *db, const char *path, int64_t lo, int64_t hi,
              pps__prepare(db,
                           "SELECT " PPS__SPAN_COLS ", rowid FROM spans INDEXED BY " PPS__SPANS_INDEX
                           " WHERE stage = ?1 AND start_ns >= ?2 AND start_ns < ?3",
-                          path, &rows, err)))
+                          path, &rows, err)) ||
+        (rc =
+             pps__prepare(db,
+                          "SELECT " PPS__SPAN_COLS ", rowid FROM spans INDEXED BY " PPS__SPANS_INDEX
+                          " WHERE stage = ?1 AND (start_ns IS NULL OR start_ns >= '')",
+                          path, &odd, err)))
         goto out;
-    for (;;) {
-        sqlite3_bind_int64(next, 1, stage);
-        rc = sqlite3_step(next);
+    for (at = first;; at = next) {
+        rc = sqlite3_step(at);
         if (rc != SQLITE_ROW) {
             rc = pps__step_done(db, rc, path, err);
             break;
         }
-        if (sqlite3_column_type(next, 0) != SQLITE_INTEGER) {
+        if (sqlite3_column_type(at, 0) != SQLITE_INTEGER) {
             rc = pps_err_set(err, PPS_EFORMAT,
-                             "%s: truncated or corrupted (the spans index holds a stage that is "
-                             "not an integer)",
+                             "%s: truncated or corrupted (a spans row's stage is not an integer)",
                              path);
             break;
         }
-        stage = sqlite3_column_int64(next, 0);
-        sqlite3_reset(next);
+        stage = sqlite3_column_int64(at, 0);
+        sqlite3_reset(at);
         sqlite3_bind_int64(rows, 1, stage);
         sqlite3_bind_int64(rows, 2, lo);
         sqlite3_bind_int64(rows, 3, hi);
-        while ((rc = sqlite3_step(rows)) == SQLITE_ROW)
-            if ((rc = row(ctx, rows, err)))
-                goto out;
-        if ((rc = pps__step_done(db, rc, path, err)))
+        sqlite3_bind_int64(odd, 1, stage);
+        if ((rc = step_rows(db, path, rows, row, ctx, err)) ||
+            (rc = step_rows(db, path, odd, row, ctx, err)))
             goto out;
-        sqlite3_reset(rows);
         if (stage == INT64_MAX)
             break;
+        sqlite3_bind_int64(next, 1, stage);
     }
 out:
+    sqlite3_finalize(first);
     sqlite3_finalize(next);
     sqlite3_finalize(rows);
+    sqlite3_finalize(odd);
     return rc;
 }

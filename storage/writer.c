@@ -488,10 +488,18 @@ int pps_store_writer_spans(struct pps_store_writer *w, const struct pps_span *sp
                                "%s: span %zu of the batch is invalid (kind %d, stage %d, clock %d)",
                                w->path, i, s->kind, s->stage, s->clock);
     }
+    /* Lengths in unsigned arithmetic, and no more than any two times a reader takes can be
+     * apart: a wild span (the reader refuses it) overflows nothing here. */
     int64_t longest = w->span_max_ns;
-    for (i = 0; i < n; i++)
-        if (spans[i].end_ns > spans[i].start_ns && spans[i].end_ns - spans[i].start_ns > longest)
-            longest = spans[i].end_ns - spans[i].start_ns;
+    for (i = 0; i < n; i++) {
+        uint64_t len = spans[i].end_ns > spans[i].start_ns
+                           ? (uint64_t)spans[i].end_ns - (uint64_t)spans[i].start_ns
+                           : 0;
+        if (len > (uint64_t)(2 * PPS__TIME_LIMIT))
+            len = (uint64_t)(2 * PPS__TIME_LIMIT);
+        if ((int64_t)len > longest)
+            longest = (int64_t)len;
+    }
     if (longest < 0)
         longest = 0; /* instants only: they reach no further than they start */
     if ((rc = run_stmt(w->begin)) != SQLITE_OK)

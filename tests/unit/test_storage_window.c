@@ -147,6 +147,20 @@ static int same_as_filtered(const struct pps_run *full, const struct pps_run *wi
     return 1;
 }
 
+/* One window of path, compared with the full load. */
+static void check_windows_of(const char *path, const struct pps_run *full, int64_t t0, int64_t t1)
+{
+    struct pps_run *win = NULL;
+    struct pps_err err = {0, ""};
+
+    CHECK_EQ_INT(pps_run_load_window(path, t0, t1, &win, &err), 0);
+    if (win)
+        CHECK(same_as_filtered(full, win, t0, t1));
+    else
+        fprintf(stderr, "  %s\n", err.msg);
+    pps_run_free(win);
+}
+
 /* Windows of every kind over path: each compared with the full load. */
 static void check_windows(const char *path, const struct pps_run *full)
 {
@@ -314,10 +328,112 @@ static void test_window_reads_only_its_rows(void)
     tmpdir_free(dir);
 }
 
+/* A span of stage on clock (1: the device's) from s0 to s1. */
+static struct pps_span edge_span(int stage, int64_t s0, int64_t s1, int clock)
+{
+    struct pps_span s;
+
+    memset(&s, 0, sizeof(s));
+    s.kind = clock ? PPS_SPAN_KERNEL : PPS_SPAN_F;
+    s.stage = (int16_t)stage;
+    s.peer = -1;
+    s.name_id = -1;
+    s.clock = (uint8_t)clock;
+    s.start_ns = s0;
+    s.end_ns = s1;
+    return s;
+}
+
+/* One rank 0 shard in a new directory: spans, and one meta key (NULL: none). */
+static char *edge_run(const struct pps_span *spans, size_t n, const char *key, const char *value)
+{
+    char *dir = tmpdir_new();
+    struct pps_store_writer *w = NULL;
+    struct pps_err err = {0, ""};
+
+    CHECK_EQ_INT(pps_store_writer_open(dir, 0, &w, &err), 0);
+    if (key)
+        CHECK_EQ_INT(pps_store_writer_meta(w, key, value, &err), 0);
+    CHECK_EQ_INT(pps_store_writer_spans(w, spans, n, &err), 0);
+    CHECK_EQ_INT(pps_store_writer_close(w, 1, &err), 0);
+    return dir;
+}
+
+/* The window and the full load refuse a damaged file alike: rc, and the reason's words. */
+static void refused_alike(const char *dir, const char *sql, const char *why)
+{
+    char shard[1024];
+    struct pps_run *run = NULL;
+    struct pps_err err = {0, ""};
+
+    join(shard, sizeof(shard), dir, "rank-00000.db");
+    CHECK_EQ_INT(exec_sql(shard, sql), 0);
+    CHECK(pps_run_load(dir, &run, &err) == PPS_EFORMAT);
+    CHECK_STR_CONTAINS(err.msg, why);
+    err = (struct pps_err){0, ""};
+    CHECK(pps_run_load_window(dir, 100, 200, &run, &err) == PPS_EFORMAT);
+    CHECK_STR_CONTAINS(err.msg, "truncated or corrupted");
+    CHECK(run == NULL);
+}
+
+/* What a hostile review found (each failed before its fix). */
+static void test_window_edges(void)
+{
+    struct pps_span two[2] = {edge_span(0, 100, 200, 1), edge_span(0, 300, 400, 1)};
+    struct pps_span bad = edge_span(0, INT64_MIN + 1, 10, 0);
+    struct pps_store_writer *w = NULL;
+    struct pps_run *full = NULL;
+    struct pps_err err = {0, ""};
+    char *dir;
+
+    /* An offset of -2^63 (device spans only: the full load never applies it) is no overflow;
+     * such a file is read whole. */
+    dir = edge_run(two, 2, "clock_offset_start_ns", "-9223372036854775808");
+    CHECK_EQ_INT(pps_run_load(dir, &full, &err), 0);
+    if (full)
+        check_windows_of(dir, full, 150, 350);
+    pps_run_free(full);
+    tmpdir_free(dir);
+
+    /* Rows whose start is text, or whose stage is -1, lie outside the index's ranges: the
+     * window finds them anyway, and refuses them as the full load does. */
+    two[0] = edge_span(0, 100, 200, 0);
+    two[1] = edge_span(0, 150, 160, 0); /* row 2, in the window */
+    dir = edge_run(two, 2, NULL, NULL);
+    refused_alike(dir, "UPDATE spans SET start_ns = 'x150' WHERE rowid = 2;", "start_ns is text");
+    tmpdir_free(dir);
+    dir = edge_run(two, 2, NULL, NULL);
+    refused_alike(dir, "UPDATE spans SET stage = -1 WHERE rowid = 2;", "stage -1 out of range");
+    tmpdir_free(dir);
+
+    /* The writer stores what it is given (readers refuse a wild span): a length that would
+     * overflow int64 (UBSan) is kept as the longest any two times a reader takes can be apart. */
+    dir = tmpdir_new();
+    CHECK_EQ_INT(pps_store_writer_open(dir, 0, &w, &err), 0);
+    CHECK_EQ_INT(pps_store_writer_spans(w, &bad, 1, &err), 0);
+    CHECK_EQ_INT(pps_store_writer_close(w, 1, &err), 0);
+    {
+        char shard[1024];
+        sqlite3 *db = NULL;
+        sqlite3_stmt *st = NULL;
+        join(shard, sizeof(shard), dir, "rank-00000.db");
+        CHECK_EQ_INT(sqlite3_open(shard, &db), SQLITE_OK);
+        CHECK_EQ_INT(sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'span_max_ns'", -1,
+                                        &st, NULL),
+                     SQLITE_OK);
+        CHECK_EQ_INT(sqlite3_step(st), SQLITE_ROW);
+        CHECK_EQ_INT(sqlite3_column_int64(st, 0), (((int64_t)1 << 62) - 1) * 2);
+        sqlite3_finalize(st);
+        sqlite3_close(db);
+    }
+    tmpdir_free(dir);
+}
+
 static const struct test_case cases[] = {
     TEST(test_windows_equal_the_full_load),
     TEST(test_writer_keeps_span_max),
     TEST(test_window_reads_only_its_rows),
+    TEST(test_window_edges),
     {NULL, NULL},
 };
 
