@@ -445,6 +445,11 @@ static int rank_from_name(const char *name)
     return (int)rank;
 }
 
+int pps__shard_name_rank(const char *name)
+{
+    return name ? rank_from_name(name) : -1;
+}
+
 /* Whether name is a shard that a writer is creating (".rank-00000.db.<pid>-<n>.new", writer.c),
  * which appears as rank-N.db once it holds its schema and first meta. */
 static int is_creation_name(const char *name)

@@ -169,7 +169,8 @@ static void copied(struct progress *p)
 
     if (!pps__progress_due(&p->when))
         return;
-    if (!atomic_load(&p->check->done)) {
+    /* A total only from a check that finished well: a failed one counted nothing. */
+    if (!atomic_load(&p->check->done) || atomic_load(&p->check->failed)) {
         fprintf(stderr, "ppscope merge: %s: %lld spans copied\n", p->run, (long long)p->copied);
         return;
     }
@@ -314,6 +315,34 @@ out:
     return rc;
 }
 
+/* An output in the run directory under a shard's name would be read by the check as one of the
+ * run's shards, half written: refused, before anything is written. run_sb: the run directory's
+ * stat. */
+static int not_a_shard_of(const char *run_dir, const struct stat *run_sb, const char *out_file,
+                          struct pps_err *err)
+{
+    const char *base = strrchr(out_file, '/');
+    char *dir;
+    struct stat sb;
+    int inside;
+
+    base = base ? base + 1 : out_file;
+    if (pps__shard_name_rank(base) < 0)
+        return 0;
+    if (!(dir = strdup(out_file)))
+        return pps_err_set(err, PPS_ENOMEM, "%s: out of memory", out_file);
+    dir[base - out_file] = '\0';
+    inside = stat(*dir ? dir : ".", &sb) == 0 && sb.st_dev == run_sb->st_dev &&
+             sb.st_ino == run_sb->st_ino;
+    free(dir);
+    if (inside)
+        return pps_err_set(err, PPS_EINVAL,
+                           "%s: a shard's name in %s itself (the merge would read its own output "
+                           "as one of the run's shards): write it elsewhere",
+                           out_file, run_dir);
+    return 0;
+}
+
 int pps_run_merge(const char *run_dir, const char *out_file, struct pps_err *err)
 {
     return pps_run_merge_progress(run_dir, out_file, 0, err);
@@ -353,6 +382,8 @@ int pps_run_merge_progress(const char *run_dir, const char *out_file, int progre
     if (!threaded && check.rc)
         goto out;
 
+    if ((rc = not_a_shard_of(run_dir, &sb, out_file, err)))
+        goto out;
     fd = open(out_file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd < 0) {
         if (errno == EEXIST)

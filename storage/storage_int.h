@@ -28,6 +28,8 @@
 int pps__sql_fail(sqlite3 *db, int rc, const char *path, const char *what, struct pps_err *err);
 
 /* Runs SQL with no result rows; on failure, pps__sql_fail(db, rc, path, what, err). */
+/* The rank of a shard's file name ("rank-00003.db": 3), or -1 for a name no reader lists. */
+int pps__shard_name_rank(const char *name);
 int pps__exec(sqlite3 *db, const char *sql, const char *path, const char *what,
               struct pps_err *err);
 

@@ -70,6 +70,16 @@ expect 2 merge "$T/run" -o "$T/merged.db"
 stderr_has "$T/merged.db: already exists"
 [ "$(wc -c <"$T/merged.db")" -eq "$size" ] || fail "merge touched an existing file"
 
+# an output under a shard's name in the run itself: the check would read it as a shard, half
+# written (refused every time, not now and then)
+for i in 1 2 3; do
+    expect 2 merge "$T/run" -o "$T/run/rank-00007.db"
+    stderr_has "$T/run/rank-00007.db: a shard's name in $T/run itself"
+    [ -e "$T/run/rank-00007.db" ] && fail "a refused merge left its output in the run"
+done
+expect 0 merge -q "$T/run" -o "$T/run/merged-here.db" # another name there is no shard's
+rm -f "$T/run/merged-here.db"
+
 # a run that does not exist
 expect 2 merge "$T/nowhere" -o "$T/m1.db"
 stderr_has "$T/nowhere: no such file or directory"
