@@ -712,7 +712,7 @@ static void count_missing(const struct pps_run *run, struct pps_report *rep)
     rep->planned_iters = (int)planned;
     /* The labels are sorted and distinct: the gaps between them in 0..planned-1, in the time of
      * the labels, not of the plan (a plan of 2^31 - 1 iterations is no reason to wait). */
-    for (int next = 0;; at++) {
+    for (int next = run->first_iter > 0 ? run->first_iter : 0;; at++) {
         int upto = at < rep->n_iters && rep->iters[at].iter < rep->planned_iters
                        ? rep->iters[at].iter
                        : rep->planned_iters; /* the gap before this label, or the plan's tail */

@@ -34,6 +34,9 @@ static const char usage_text[] =
     "  --ascii           ASCII only (the default where the locale is not UTF-8)\n"
     "  --no-color        no colours (also when NO_COLOR is set)\n"
     "  --delay SECONDS   how often a live run is re-read (default 0.5)\n"
+    "  --max-spans N     spans of each run kept in memory (default 2000000, about 250 MB):\n"
+    "                    past it, the oldest whole iterations are dropped, and the view says\n"
+    "                    which iterations it holds; 0 keeps all\n"
     "  -h, --help        show this help\n";
 
 static int parse_size(const char *s, int *cols, int *rows)
@@ -68,7 +71,7 @@ static void terminal_size(int *cols, int *rows)
     }
 }
 
-enum { OPT_ONCE = 256, OPT_ASCII, OPT_NO_COLOR, OPT_SIZE, OPT_KEYS, OPT_DELAY };
+enum { OPT_ONCE = 256, OPT_ASCII, OPT_NO_COLOR, OPT_SIZE, OPT_KEYS, OPT_DELAY, OPT_MAX_SPANS };
 
 int pps_cmd_view(int argc, char **argv)
 {
@@ -80,12 +83,14 @@ int pps_cmd_view(int argc, char **argv)
         {"size", required_argument, NULL, OPT_SIZE},
         {"keys", required_argument, NULL, OPT_KEYS},
         {"delay", required_argument, NULL, OPT_DELAY},
+        {"max-spans", required_argument, NULL, OPT_MAX_SPANS},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     int c;
     const char *paths[2] = {NULL, NULL}, *keys = NULL, *no_color = getenv("NO_COLOR");
-    struct pps_tui_opts opts = {0, 1, 0.5};
+    struct pps_tui_opts opts = {0, 1, 0.5, PPS_TUI_MAX_SPANS};
+    long max_spans;
     struct pps_err err = {0, ""};
     int once = 0, cols = 120, rows = 40, size_given = 0, n_paths = 0, rc;
     const char *codeset;
@@ -123,6 +128,14 @@ int pps_cmd_view(int argc, char **argv)
         case OPT_DELAY:
             if (pps_parse_double(optarg, 0.01, 3600, &opts.delay_s) < 0)
                 return pps_cli_usage_error("view", "--delay takes seconds, 0.01 to 3600");
+            break;
+        case OPT_MAX_SPANS:
+            if (pps_parse_int(optarg, 0, 1000000000, &max_spans) < 0 ||
+                (max_spans > 0 && max_spans < 1000))
+                return pps_cli_usage_error("view",
+                                           "--max-spans takes a count of spans, 1000 to 10^9, or 0 "
+                                           "(all)");
+            opts.max_spans = (size_t)max_spans;
             break;
         case ':':
             return pps_cli_usage_error("view", "%s needs a value", argv[optind - 1]);

@@ -160,7 +160,25 @@ struct pps_run {
 
     char **names; /* every shard's names; spans' name_id index this after loading */
     size_t n_names;
+
+    /* Iterations below first_iter are not in memory: a view that keeps the newest spans dropped
+     * them (pps_run_drop_before()), and n_dropped spans with them. 0 for a run read whole. */
+    int first_iter;
+    size_t n_dropped;
 };
+
+/*
+ * Drops from memory the iterations of run below iter: spans labelled with them, metrics rows of
+ * them, and spans without an iteration that end before iter's first compute span starts (an
+ * instant: that start before it). What is left keeps its order; n_spans, t_min, t_max say what
+ * is left, first_iter becomes iter and n_dropped counts what went. No-op for iter <=
+ * first_iter. For a view of a long run (ppscope view --max-spans): the analysis of what is left
+ * is of iterations iter and on, and does not take the dropped ones for missing.
+ */
+void pps_run_drop_before(struct pps_run *run, int iter);
+/* The iteration to keep from so that about keep spans are left (the newest whole iterations),
+ * or run->first_iter when all of it is within keep; -1 out of memory. */
+int pps_run_keep_iter(const struct pps_run *run, size_t keep);
 
 /*
  * Loads a run: a directory of shards or a merged file (or a single shard file: merged = 1 and

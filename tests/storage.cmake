@@ -7,6 +7,8 @@ pps_unit_test(test_storage_follow pps_storage Threads::Threads)
 pps_unit_test(test_storage_window pps_storage SQLite::SQLite3)
 # Also under the sanitizers in CI (.ci/run, label asan): a new way of reading files.
 set_property(TEST test_storage_window APPEND PROPERTY LABELS asan)
+# pps_run_drop_before(): what `ppscope view --max-spans` keeps of a long run, and its report.
+pps_unit_test(test_storage_trim pps_storage pps_analysis)
 # common/pps_strtab.h: the name table the writer (and the tracer) intern through.
 pps_unit_test(test_strtab)
 

@@ -10,10 +10,12 @@ pps_unit_test(test_tui_text pps_tui pps_storage pps_schedule)
 pps_unit_test(test_tui_flags pps_analysis pps_storage pps_schedule)
 
 pps_cli_test(view_cli)
+# What --max-spans keeps of a long run, and that the view says so (issue 13).
+pps_cli_test(view_max_spans)
 # A killed run's header says [NO WRITER], not [LIVE] forever (issue 11, item 9).
 pps_cli_test(view_no_writer)
 
-foreach(_t view_tmux view_tmux_live)
+foreach(_t view_tmux view_tmux_live view_tmux_keep)
   add_test(NAME ${_t} COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/${_t}.sh $<TARGET_FILE:ppscope>)
   set_tests_properties(${_t} PROPERTIES LABELS tui SKIP_RETURN_CODE 77 TIMEOUT 180)
 endforeach()
@@ -21,5 +23,5 @@ endforeach()
 add_executable(test_tui_livewriter unit/test_tui_livewriter.c)
 target_include_directories(test_tui_livewriter PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 target_link_libraries(test_tui_livewriter PRIVATE pps_storage pps_schedule pps_common m)
-set_tests_properties(view_tmux_live PROPERTIES
+set_tests_properties(view_tmux_live view_tmux_keep PROPERTIES
                      ENVIRONMENT "PPS_LIVEWRITER=$<TARGET_FILE:test_tui_livewriter>")

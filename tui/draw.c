@@ -331,10 +331,18 @@ static void draw_header(struct pps_tui *ui, struct pps_tui_frame *f)
                 snprintf(bub, sizeof(bub), "%.1f%%", 100 * shown);
             const char *src = pps_run_meta(m->run, "source");
 
-            snprintf(text, sizeof(text),
-                     "ppscope view  %s p=%s m=%s v=%d  %d iter%s  %s %s  %s%s%s", run_name(m),
-                     known_int(rep->p, p, sizeof(p)), known_int(rep->m, m_, sizeof(m_)), rep->v,
-                     rep->n_iters, rep->n_iters == 1 ? "" : "s",
+            char iters[64];
+
+            /* Where the oldest were dropped (--max-spans): which iterations the figures are of. */
+            if (m->run->first_iter > 0 && rep->n_iters > 0)
+                snprintf(iters, sizeof(iters), "iters %d-%d of %d", rep->iters[0].iter,
+                         rep->iters[rep->n_iters - 1].iter, m->run->n_iters);
+            else
+                snprintf(iters, sizeof(iters), "%d iter%s", rep->n_iters,
+                         rep->n_iters == 1 ? "" : "s");
+            snprintf(text, sizeof(text), "ppscope view  %s p=%s m=%s v=%d  %s  %s %s  %s%s%s",
+                     run_name(m), known_int(rep->p, p, sizeof(p)),
+                     known_int(rep->m, m_, sizeof(m_)), rep->v, iters,
                      steady ? "steady bubble" : "bubble", bub, src ? "from " : "", src ? src : "",
                      src ? "  " : "");
         }
@@ -464,8 +472,9 @@ static void draw_status(struct pps_tui *ui, struct pps_tui_frame *f)
     snprintf(buf, sizeof(buf), "  1 col = %s", col);
     put_whole(f, &x, r.y, end, buf, PPS_TUI_C_DIM, 0);
     if (it >= 0) {
-        snprintf(buf, sizeof(buf), "  iteration %d (%d of %d)", ui->models[0].rep->iters[it].iter,
-                 it + 1, ui->models[0].rep->n_iters);
+        snprintf(buf, sizeof(buf), "  iteration %d (%d of %d%s)", ui->models[0].rep->iters[it].iter,
+                 it + 1, ui->models[0].rep->n_iters,
+                 ui->models[0].run->first_iter > 0 ? " kept" : "");
         put_whole(f, &x, r.y, end, buf, PPS_TUI_C_DIM, 0);
     }
     if (ui->critpath && pps__tui_path_text(ui, buf + 2, sizeof(buf) - 2)) {

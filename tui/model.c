@@ -160,25 +160,55 @@ int pps__tui_model_report_take(struct pps_tui_model *m, int wait, struct pps_err
     return rc;
 }
 
+/* Keeps the newest whole iterations within m->max_spans: past it, drops the oldest, down to half
+ * of it (so that a growing run drops a share at a time, not every fetch). 1 when it dropped. */
+static int keep_newest(struct pps_tui_model *m, struct pps_err *err)
+{
+    int k;
+
+    if (!m->max_spans || !m->run || m->run->n_spans <= m->max_spans)
+        return 0;
+    if ((k = pps_run_keep_iter(m->run, m->max_spans / 2)) < 0)
+        return pps_err_set(err, PPS_ENOMEM, "out of memory choosing the iterations to keep");
+    if (k <= m->run->first_iter)
+        return 0;
+    pps_run_drop_before(m->run, k);
+    return 1;
+}
+
+/* What one load reads at a time where spans are kept within max_spans: a quarter of them. */
+static size_t chunk_of(size_t max_spans)
+{
+    return max_spans / 4 > 1000 ? max_spans / 4 : 1000;
+}
+
 int pps__tui_model_load(struct pps_tui_model *m, const char *path, size_t first_rows,
-                        struct pps_err *err)
+                        size_t max_spans, struct pps_err *err)
 {
     double t = now_s();
     int rc, more = 0;
 
     memset(m, 0, sizeof(*m));
+    m->max_spans = max_spans;
     m->sig = pps__tui_signature(path);
     m->path = strdup(path);
     if (!m->path) {
         rc = pps_err_set(err, PPS_ENOMEM, "out of memory");
         goto fail;
     }
-    if ((rc = pps_run_follow_open(path, &m->follow, err)) < 0 ||
-        (rc = pps_run_follow_fetch(m->follow, first_rows, NULL, err)) < 0)
+    if ((rc = pps_run_follow_open(path, &m->follow, err)) < 0)
         goto fail;
-    more = rc == 1;
-    if ((rc = pps_run_follow_apply(m->follow, &m->run, NULL, err)) < 0)
-        goto fail;
+    /* The whole run, within max_spans: a chunk at a time, the oldest dropped as it goes. */
+    do {
+        size_t rows = first_rows ? first_rows : max_spans ? chunk_of(max_spans) : 0;
+        if ((rc = pps_run_follow_fetch(m->follow, rows, NULL, err)) < 0)
+            goto fail;
+        more = rc == 1;
+        if ((rc = pps_run_follow_apply(m->follow, &m->run, NULL, err)) < 0 ||
+            (rc = keep_newest(m, err)) < 0)
+            goto fail;
+    } while (more && !first_rows);
+    m->base_ns = m->run->t_min;
     m->loading = more;
     pps_run_follow_progress(m->follow, &m->load_read, &m->load_total);
     /* The report costs the whole run: it waits until the whole run is in. */
@@ -203,6 +233,9 @@ int pps__tui_model_apply(struct pps_tui_model *m, uint64_t sig, int more, struct
         return rc;
     if ((moved = pps_run_follow_apply(m->follow, &m->run, NULL, err)) < 0)
         return moved;
+    if ((rc = keep_newest(m, err)) < 0)
+        return rc;
+    moved |= rc;
     m->sig = sig;
     loaded = m->loading && !more;
     m->loading = m->loading && more;

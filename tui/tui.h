@@ -15,7 +15,13 @@ struct pps_tui_opts {
     int ascii;      /* ASCII stand-ins for every glyph */
     int color;      /* colours (0 under NO_COLOR or --no-color) */
     double delay_s; /* live refresh interval */
+    /* Spans each run keeps in memory: past it, the oldest whole iterations are dropped (the view
+     * says which it holds), so that a run of days is followed in bounded memory. 0: all. */
+    size_t max_spans;
 };
+
+/* The default of --max-spans: about 250 MB of spans, index and report. */
+#define PPS_TUI_MAX_SPANS 2000000
 
 /* ------------------------------------------------------------------------------------------- */
 /* Entry points for `ppscope view`                                                             */

@@ -309,6 +309,11 @@ struct pps_tui_model {
     /* Its critical path (analysis' critpath.c), made from rep the first time the view shows it
      * and dropped whenever rep is replaced. */
     struct pps_critpath *cp;
+    /* The spans kept (0: all; pps__tui_model_load()), and the run's first span when the view's
+     * times were last made relative to it (a drop moves it: pps__tui_updated() keeps the view
+     * where it was). */
+    size_t max_spans;
+    int64_t base_ns;
 };
 
 /* The selected op: a model, a lane and the op's position in the lane. */

@@ -10,9 +10,10 @@
 
 /* Loads path into m (fresh or released): run, report, flags, index and the files' signature.
  * first_rows 0: the whole run; else about that many spans, and m->loading = 1 when the run has
- * more (no report until the rest is applied). */
+ * more (no report until the rest is applied). max_spans (0: all): the spans m keeps, the newest
+ * whole iterations (pps_run_drop_before()), read a chunk at a time so that memory stays near it. */
 int pps__tui_model_load(struct pps_tui_model *m, const char *path, size_t first_rows,
-                        struct pps_err *err);
+                        size_t max_spans, struct pps_err *err);
 void pps__tui_model_release(struct pps_tui_model *m);
 /* Reads what was added to m's run since it was loaded or last updated (when its files' signature
  * changed) and updates the index, and the report when it is due: 1 when something was read, 0

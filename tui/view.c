@@ -222,7 +222,7 @@ static int open_runs(struct pps_tui *ui, const char *path_a, const char *path_b,
     int rc = 0;
 
     for (int m = 0; m < 2 && paths[m]; m++) {
-        rc = pps__tui_model_load(&ui->models[m], paths[m], first_rows, err);
+        rc = pps__tui_model_load(&ui->models[m], paths[m], first_rows, ui->opts.max_spans, err);
         if (rc < 0) {
             pps_tui_release(ui);
             return rc;
@@ -305,7 +305,14 @@ void pps__tui_updated(struct pps_tui *ui, int m, const struct pps_span *old)
 {
     int lanes;
 
-    (void)m;
+    /* The view's times are relative to A's first span: where older iterations were dropped, it
+     * moved, and the view stays on the same time. */
+    if (m == 0 && ui->models[0].run && ui->models[0].run->t_min != ui->models[0].base_ns) {
+        int64_t d = ui->models[0].run->t_min - ui->models[0].base_ns;
+        ui->t0 -= d;
+        ui->t1 -= d;
+        ui->models[0].base_ns = ui->models[0].run->t_min;
+    }
     if (old)
         reselect(ui, old);
     lanes = pps__tui_lanes(ui, 0) + pps__tui_lanes(ui, 1);

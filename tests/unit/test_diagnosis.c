@@ -109,8 +109,9 @@ static void test_clean_runs_have_no_flag_and_match_the_prediction(void)
         /* Up to two more tries where the machine, not ppscope, made the run noisy (and the
          * report said so); the last run is held to everything below. */
         for (int again = 0; again < 2 && busy_machine_only(&d); again++) {
-            fprintf(stderr, "  %-12s a busy machine (op times varied %.0f%%, %d contention flag): "
-                            "once more\n",
+            fprintf(stderr,
+                    "  %-12s a busy machine (op times varied %.0f%%, %d contention flag): "
+                    "once more\n",
                     pps_sched_kind_name(k), 100 * d.rep->op_cv,
                     count_kind(&d, PPS_FLAG_CONTENTION));
             release(&d);
@@ -119,8 +120,13 @@ static void test_clean_runs_have_no_flag_and_match_the_prediction(void)
         v = pps_report_verdict(d.rep, why, sizeof(why));
         fprintf(stderr, "  %-12s measured %5.1f%%  predicted %5.1f%%  %s\n", pps_sched_kind_name(k),
                 100 * d.rep->judged_measured, 100 * d.rep->judged_predicted, why);
-        /* Within 2 pp; where not, the verdict must say so (and why), never "as predicted". */
-        if (fabs(d.rep->judged_measured - d.rep->judged_predicted) > 0.02)
+        /* Within the verdict's tolerance: 2 pp, or the run's own spread where its iterations
+         * vary more (a busy shared machine; the verdict then says how wide it is). Where not,
+         * the verdict must say so (and why), never "as predicted". */
+        CHECK(d.rep->tolerance >= 0.02);
+        if (d.rep->tolerance > 2 * 0.02) /* wide: the verdict says it is a weak test, and why */
+            CHECK(strstr(why, "a loose test") != NULL);
+        if (fabs(d.rep->judged_measured - d.rep->judged_predicted) > d.rep->tolerance)
             CHECK(v == PPS_VERDICT_ABOVE || v == PPS_VERDICT_BELOW);
         else
             CHECK_EQ_INT(v, PPS_VERDICT_AS_PREDICTED);

@@ -1,0 +1,68 @@
+#!/bin/sh
+# view_tmux_keep.sh - `ppscope view --max-spans` following a run that outgrows it: a writer adds
+# one iteration every 0.1 s; the view (in tmux, 100x30) keeps the newest whole iterations within
+# the budget and says which ("iters A-B of N", A rising as the run grows), keeps following the
+# run's end, never calls a dropped iteration missing, and ends on the last iterations of the
+# finished run. Skipped (77) without tmux or without the writer (PPS_LIVEWRITER, set by ctest).
+# Usage: view_tmux_keep.sh PATH/TO/ppscope
+set -u
+. "$(dirname "$0")/lib.sh"
+cli_init view-keep "$1"
+command -v tmux >/dev/null 2>&1 || { echo "view_tmux_keep: no tmux, skipped"; exit 77; }
+[ -x "${PPS_LIVEWRITER:-}" ] || { echo "view_tmux_keep: PPS_LIVEWRITER not set, skipped"; exit 77; }
+export LC_ALL=C.UTF-8
+TM="tmux -L pps-keep-$$ -f /dev/null"
+writer=
+trap '$TM kill-server 2>/dev/null; [ -n "$writer" ] && kill "$writer" 2>/dev/null; rm -rf "$T"' \
+    EXIT INT TERM
+
+screen() {
+    $TM capture-pane -t v -p
+}
+
+# The first iteration the header says it holds ("iters A-B of N"), or 0.
+first_kept() {
+    screen | head -n 1 | sed -n 's/.* iters \([0-9][0-9]*\)-[0-9]* of [0-9]* .*/\1/p' | grep . ||
+        echo 0
+}
+
+wait_until() {
+    i=0
+    while [ $i -lt 200 ]; do
+        eval "$1" && { ok; return 0; }
+        sleep 0.1
+        i=$((i + 1))
+    done
+    fail "$2; the screen shows:
+$(screen)"
+    return 1
+}
+
+RUN="$T/live"
+"$PPS_LIVEWRITER" "$RUN" 60 100 2>"$T/writer.err" &
+writer=$!
+wait_until '[ -f "$RUN/rank-00000.db" ]' "the writer never created its shard"
+
+$TM new-session -d -s v -x 100 -y 30 "env NO_COLOR=1 TERM=xterm-256color \
+    '$PPS' view --delay 0.2 --max-spans 1000 '$RUN'; echo \$? >'$T/exit'; sleep 600"
+wait_until 'screen | head -n 1 | grep -qF "[LIVE] [FOLLOW]"' "no [LIVE] [FOLLOW] in the header"
+wait_until '[ "$(first_kept)" -gt 0 ]' "the view never dropped an iteration past 1000 spans"
+a1=$(first_kept)
+wait_until '[ "$(first_kept)" -gt "$a1" ]' "the kept iterations did not move on from $a1"
+screen | head -n 1 | grep -q "MISSING" && fail "dropped iterations called missing: $(screen | head -n 1)"
+
+wait "$writer" || fail "the writer failed: $(cat "$T/writer.err")"
+writer=
+wait_until 'screen | head -n 1 | grep -q " iters [0-9]*-59 of 60 "' \
+    "the view never showed the run's last iterations"
+wait_until '! screen | head -n 1 | grep -qF "[LIVE]"' "[LIVE] stays after the run closed"
+spans=$(sqlite3 "$RUN/rank-00000.db" "select count(*) from spans" 2>/dev/null || echo 0)
+a=$(first_kept)
+if [ "$spans" -gt 0 ]; then
+    # The kept iterations hold no more than the budget (every iteration the same size).
+    [ $(((60 - a) * spans / 60)) -le 1000 ] && ok ||
+        fail "iterations $a-59 of $spans spans are more than 1000"
+fi
+$TM send-keys -t v q
+wait_until '[ "$(cat "$T/exit" 2>/dev/null)" = 0 ]' "q did not exit 0"
+cli_finish
