@@ -1,7 +1,7 @@
 /*
  * bench_view.c - what `ppscope view` costs on a big run, and whether it keeps up with a live one.
  *
- *   bench_view [--spans N] [--live-seconds S] [--rate R]
+ *   bench_view [--spans N] [--live-seconds S] [--rate R] [--max-spans K]
  *
  * 1. Writes a run of N spans (default 10M): ZB-H1, p=8, m=32, one simulated iteration tiled
  *    back to back, with a WAIT in every gap, through the storage writer.
@@ -14,7 +14,9 @@
  *    ratio that shows a frame costs the screen, not the trace (goal: about 1x).
  * 4. Live: a writer thread appends R spans/s (default 100k) for S seconds (default 10) while the
  *    view refreshes every 0.5 s, as `ppscope view` does; prints each refresh's cost and the
- *    lag from a commit to the view holding it. Goal: lag under the 0.5 s interval.
+ *    lag from a commit to the view holding it, and the spans it holds, keeping K (default
+ *    PPS_TUI_MAX_SPANS, as `ppscope view`; 0: all). Goals: lag under the 0.5 s interval, and
+ *    what it holds bounded by K however long the run grows.
  *
  * Figures go to stdout with their goals and "MISSED" where a goal was missed; the exit status
  * is 0 unless something failed to run. Timings depend on the machine: compare the ratios.
@@ -240,11 +242,13 @@ static void *live_writer(void *arg)
     return NULL;
 }
 
-static int bench_live(const char *dir, const struct tile *t, double rate, double seconds)
+static int bench_live(const char *dir, const struct tile *t, double rate, double seconds,
+                      size_t max_spans)
 {
     struct live lv;
     struct pps_tui ui;
-    struct pps_tui_opts o = {1, 0, 0.5, 0};
+    struct pps_tui_opts o = {1, 0, 0.5, max_spans};
+    size_t most_held = 0;
     struct pps_tui_frame f;
     pthread_t th;
     double worst_lag = 0, worst_refresh = 0;
@@ -258,9 +262,10 @@ static int bench_live(const char *dir, const struct tile *t, double rate, double
     if (pps_tui_frame_init(&f, 200, 50) < 0 || pthread_create(&th, NULL, live_writer, &lv))
         return -1;
     pps_tui_init(&ui, &o);
-    printf("\nlive: a writer appends %.0f spans/s for %.0f s; the view refreshes every 0.5 s\n",
-           rate, seconds);
-    printf("%10s %12s %12s %12s\n", "spans", "refresh ms", "draw ms", "lag ms");
+    printf("\nlive: a writer appends %.0f spans/s for %.0f s; the view refreshes every 0.5 s, "
+           "keeping %zu spans (--max-spans; 0: all)\n",
+           rate, seconds, max_spans);
+    printf("%10s %10s %12s %12s %12s\n", "spans", "held", "refresh ms", "draw ms", "lag ms");
     while (!lv.done || !opened) {
         double t0 = now_s(), t1, t2, lag = 0;
         size_t have;
@@ -279,7 +284,10 @@ static int bench_live(const char *dir, const struct tile *t, double rate, double
         t1 = now_s();
         pps_tui_draw(&ui, &f);
         t2 = now_s();
-        have = ui.models[0].run->n_spans;
+        /* What the view has taken in: what it holds and what it dropped of it. */
+        have = ui.models[0].run->n_spans + ui.models[0].run->n_dropped;
+        if (ui.models[0].run->n_spans > most_held)
+            most_held = ui.models[0].run->n_spans;
         /* Lag: how long ago the first commit the view does not hold yet was made (0 if none). */
         for (c = 0; c < lv.n_commits; c++)
             if ((size_t)lv.commit_spans[c] > have) {
@@ -291,14 +299,17 @@ static int bench_live(const char *dir, const struct tile *t, double rate, double
         if (t1 - t0 > worst_refresh)
             worst_refresh = t1 - t0;
         if (n_refresh++ % 4 == 0)
-            printf("%10zu %12.1f %12.2f %12.1f\n", have, 1e3 * (t1 - t0), 1e3 * (t2 - t1),
-                   1e3 * lag);
+            printf("%10zu %10zu %12.1f %12.2f %12.1f\n", have, ui.models[0].run->n_spans,
+                   1e3 * (t1 - t0), 1e3 * (t2 - t1), 1e3 * lag);
         while (now_s() < t0 + 0.5)
             sleep_s(0.005);
     }
     pthread_join(th, NULL);
     printf("worst refresh %.0f ms, worst lag %.0f ms (goal: lag < 500 ms)%s\n", 1e3 * worst_refresh,
            1e3 * worst_lag, missed(worst_lag < 0.5));
+    printf("most spans held %zu of %zu taken in (goal: bounded by --max-spans, %zu)%s\n", most_held,
+           (size_t)lv.commit_spans[lv.n_commits > 0 ? lv.n_commits - 1 : 0], max_spans,
+           missed(max_spans == 0 || most_held <= max_spans + max_spans / 2));
     pps_tui_release(&ui);
     pps_tui_frame_release(&f);
     return 0;
@@ -306,7 +317,7 @@ static int bench_live(const char *dir, const struct tile *t, double rate, double
 
 int main(int argc, char **argv)
 {
-    long spans = 10000000;
+    long spans = 10000000, max_spans = PPS_TUI_MAX_SPANS;
     double live_s = 10, rate = 100000;
     char dir[256], big[300], small[300], livedir[300], cmd[400];
     struct tile t;
@@ -331,6 +342,8 @@ int main(int argc, char **argv)
             live_s = atof(argv[i + 1]);
         else if (!strcmp(argv[i], "--rate"))
             rate = atof(argv[i + 1]);
+        else if (!strcmp(argv[i], "--max-spans"))
+            max_spans = atol(argv[i + 1]);
     }
     snprintf(dir, sizeof(dir), "%s/pps-bench-view-XXXXXX",
              getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
@@ -434,7 +447,7 @@ int main(int argc, char **argv)
     pps_tui_release(&ui);
 
     if (live_s > 0)
-        bench_live(livedir, &t, rate, live_s);
+        bench_live(livedir, &t, rate, live_s, (size_t)(max_spans > 0 ? max_spans : 0));
 
     pps_tui_frame_release(&f);
     free(t.spans);
