@@ -1,7 +1,8 @@
 # Tests of tui/ (`ppscope view`): layout over every terminal size, the timeline index against
 # brute force, the view's moves, keys and drawing without a terminal, texts never cut and unknown
 # values never shown as numbers (label unit); --once and bad input through the CLI (label cli);
-# the real program under tmux at fixed sizes (label tui, skipped without tmux).
+# the real program under tmux at fixed sizes (label tui, skipped without tmux; the live ones share
+# cli/tmux_live_lib.sh).
 pps_unit_test(test_tui_layout pps_tui)
 pps_unit_test(test_tui_index pps_tui)
 pps_unit_test(test_tui_view pps_tui pps_storage pps_schedule)

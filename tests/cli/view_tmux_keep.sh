@@ -8,34 +8,12 @@
 set -u
 . "$(dirname "$0")/lib.sh"
 cli_init view-keep "$1"
-command -v tmux >/dev/null 2>&1 || { echo "view_tmux_keep: no tmux, skipped"; exit 77; }
-[ -x "${PPS_LIVEWRITER:-}" ] || { echo "view_tmux_keep: PPS_LIVEWRITER not set, skipped"; exit 77; }
-export LC_ALL=C.UTF-8
-TM="tmux -L pps-keep-$$ -f /dev/null"
-writer=
-trap '$TM kill-server 2>/dev/null; [ -n "$writer" ] && kill "$writer" 2>/dev/null; rm -rf "$T"' \
-    EXIT INT TERM
-
-screen() {
-    $TM capture-pane -t v -p
-}
+. "$(dirname "$0")/tmux_live_lib.sh"
 
 # The first iteration the header says it holds ("iters A-B of N"), or 0.
 first_kept() {
     screen | head -n 1 | sed -n 's/.* iters \([0-9][0-9]*\)-[0-9]* of [0-9]* .*/\1/p' | grep . ||
         echo 0
-}
-
-wait_until() {
-    i=0
-    while [ $i -lt 200 ]; do
-        eval "$1" && { ok; return 0; }
-        sleep 0.1
-        i=$((i + 1))
-    done
-    fail "$2; the screen shows:
-$(screen)"
-    return 1
 }
 
 RUN="$T/live"

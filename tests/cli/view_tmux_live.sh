@@ -8,34 +8,11 @@
 set -u
 . "$(dirname "$0")/lib.sh"
 cli_init view-live "$1"
-command -v tmux >/dev/null 2>&1 || { echo "view_tmux_live: no tmux, skipped"; exit 77; }
-[ -x "${PPS_LIVEWRITER:-}" ] || { echo "view_tmux_live: PPS_LIVEWRITER not set, skipped"; exit 77; }
-export LC_ALL=C.UTF-8
-TM="tmux -L pps-live-$$ -f /dev/null"
-writer=
-trap '$TM kill-server 2>/dev/null; [ -n "$writer" ] && kill "$writer" 2>/dev/null; rm -rf "$T"' \
-    EXIT INT TERM
-
-screen() {
-    $TM capture-pane -t v -p
-}
+. "$(dirname "$0")/tmux_live_lib.sh"
 
 # The iteration count in the header ("... 7 iters ..."), or 0.
 iters_shown() {
     screen | head -n 1 | sed -n 's/.* \([0-9][0-9]*\) iters\{0,1\} .*/\1/p' | grep . || echo 0
-}
-
-# wait_until CMD WHAT: CMD succeeds within 15 s.
-wait_until() {
-    i=0
-    while [ $i -lt 150 ]; do
-        eval "$1" && { ok; return 0; }
-        sleep 0.1
-        i=$((i + 1))
-    done
-    fail "$2; the screen shows:
-$(screen)"
-    return 1
 }
 
 # Seconds in a duration the status line prints ("812ns", "1.23ms", "45.6s").
