@@ -273,6 +273,16 @@ static void lost_tag(const struct pps_tui *ui, int over, char *buf, size_t len)
     }
 }
 
+/* ", iters A-B" where the model dropped its oldest iterations (--max-spans), else "". */
+static const char *kept_text(const struct pps_tui_model *m, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    if (m->run->first_iter > 0 && m->rep && m->rep->n_iters > 0)
+        snprintf(buf, len, ", iters %d-%d", m->rep->iters[0].iter,
+                 m->rep->iters[m->rep->n_iters - 1].iter);
+    return buf;
+}
+
 static void draw_header(struct pps_tui *ui, struct pps_tui_frame *f)
 {
     struct pps_tui_rect r = ui->layout.header;
@@ -306,11 +316,15 @@ static void draw_header(struct pps_tui *ui, struct pps_tui_frame *f)
      * directories (an ellipsis says so), never the run's name. */
     room = r.w - tw - 1;
     if (ui->n_models > 1) {
-        snprintf(text, sizeof(text), "ppscope view  A  (%s)  vs  B  (%s)", run_name(&ui->models[0]),
-                 run_name(&ui->models[1]));
+        /* Each run's kept iterations where it dropped some: the two may hold different ones. */
+        char ka[64], kb[64];
+        kept_text(&ui->models[0], ka, sizeof(ka));
+        kept_text(&ui->models[1], kb, sizeof(kb));
+        snprintf(text, sizeof(text), "ppscope view  A  (%s%s)  vs  B  (%s%s)",
+                 run_name(&ui->models[0]), ka, run_name(&ui->models[1]), kb);
         fit_paths(ui, room - pps__tui_text_w(text), pa, pb, sizeof(pa));
-        snprintf(text, sizeof(text), "ppscope view  A %s (%s)  vs  B %s (%s)", pa,
-                 run_name(&ui->models[0]), pb, run_name(&ui->models[1]));
+        snprintf(text, sizeof(text), "ppscope view  A %s (%s%s)  vs  B %s (%s%s)", pa,
+                 run_name(&ui->models[0]), ka, pb, run_name(&ui->models[1]), kb);
     } else {
         const struct pps_tui_model *m = &ui->models[0];
         const struct pps_report *rep = m->rep;

@@ -106,7 +106,7 @@ static int make_report(struct pps_tui_model *m, struct pps_err *err)
     m->flags = flags;
     m->rep_at = now_s();
     m->rep_s = m->rep_at - t;
-    m->rep_spans = m->run->n_spans;
+    m->rep_spans = m->run->n_spans + m->run->n_dropped; /* taken in: a drop alone changes n */
     return 0;
 }
 
@@ -148,7 +148,7 @@ int pps__tui_model_report_take(struct pps_tui_model *m, int wait, struct pps_err
         m->flags = j->flags;
         m->rep_at = j->t1;
         m->rep_s = j->t1 - j->t0;
-        m->rep_spans = m->run->n_spans;
+        m->rep_spans = m->run->n_spans + m->run->n_dropped;
         rc = 1;
     } else {
         if (err)
@@ -177,7 +177,7 @@ static int keep_newest(struct pps_tui_model *m, struct pps_err *err)
 }
 
 /* What one load reads at a time where spans are kept within max_spans: a quarter of them. */
-static size_t chunk_of(size_t max_spans)
+size_t pps__tui_chunk_of(size_t max_spans)
 {
     return max_spans / 4 > 1000 ? max_spans / 4 : 1000;
 }
@@ -199,8 +199,10 @@ int pps__tui_model_load(struct pps_tui_model *m, const char *path, size_t first_
     if ((rc = pps_run_follow_open(path, &m->follow, err)) < 0)
         goto fail;
     /* The whole run, within max_spans: a chunk at a time, the oldest dropped as it goes. */
+    if (first_rows && max_spans && first_rows > pps__tui_chunk_of(max_spans))
+        first_rows = pps__tui_chunk_of(max_spans); /* a progressive open's first rows too */
     do {
-        size_t rows = first_rows ? first_rows : max_spans ? chunk_of(max_spans) : 0;
+        size_t rows = first_rows ? first_rows : max_spans ? pps__tui_chunk_of(max_spans) : 0;
         if ((rc = pps_run_follow_fetch(m->follow, rows, NULL, err)) < 0)
             goto fail;
         more = rc == 1;
@@ -226,16 +228,16 @@ fail:
 int pps__tui_model_apply(struct pps_tui_model *m, uint64_t sig, int more, struct pps_err *err)
 {
     double t = now_s();
-    int rc, moved, loaded;
+    int rc, moved, loaded, dropped;
 
     /* A report being made reads the run: it is taken before the run changes. */
     if (m->job && (rc = pps__tui_model_report_take(m, 1, err)) < 0)
         return rc;
     if ((moved = pps_run_follow_apply(m->follow, &m->run, NULL, err)) < 0)
         return moved;
-    if ((rc = keep_newest(m, err)) < 0)
-        return rc;
-    moved |= rc;
+    if ((dropped = keep_newest(m, err)) < 0)
+        return dropped;
+    moved |= dropped;
     m->sig = sig;
     loaded = m->loading && !more;
     m->loading = m->loading && more;
@@ -245,9 +247,12 @@ int pps__tui_model_apply(struct pps_tui_model *m, uint64_t sig, int more, struct
     if (loaded) {
         if ((rc = start_report(m, err)) < 0)
             return rc;
-    } else if (!m->loading && m->run->n_spans != m->rep_spans &&
-               (m->run->complete || !m->rep || m->rep_s < REPORT_CHEAP_S ||
-                m->rep_s <= REPORT_SHARE * (now_s() - m->rep_at)))
+    } else if (!m->loading &&
+               /* A drop leaves the report of iterations no longer held: made again at once (the
+                * run is within max_spans, so it is bounded too). */
+               (dropped || (m->run->n_spans + m->run->n_dropped != m->rep_spans &&
+                            (m->run->complete || !m->rep || m->rep_s < REPORT_CHEAP_S ||
+                             m->rep_s <= REPORT_SHARE * (now_s() - m->rep_at)))))
         if ((rc = make_report(m, err)) < 0)
             return rc;
     m->load_s = now_s() - t;

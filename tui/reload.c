@@ -30,7 +30,8 @@ struct slot {
     uint64_t ready_sig;
     int have_ready;     /* rows fetched and not applied yet */
     int loading;        /* the rest of a progressive open is still to be read */
-    int ready_more;     /* what is ready stopped at LOAD_CHUNK: more of the open to come */
+    int ready_more;     /* what is ready stopped at a chunk: more of the open to come */
+    size_t chunk;       /* a chunk: LOAD_CHUNK, or less where the model keeps fewer spans */
     struct pps_err err; /* the last fetch's failure, until taken */
 };
 
@@ -65,7 +66,7 @@ static void load_chunk(struct pps__tui_reloader *r, struct slot *s)
     /* The signature before the read: a commit after it is seen by the next look. */
     sig = pps__tui_signature(s->path);
     pthread_mutex_lock(&s->fetching);
-    rc = pps_run_follow_fetch(s->follow, LOAD_CHUNK, NULL, &err);
+    rc = pps_run_follow_fetch(s->follow, s->chunk, NULL, &err);
     pthread_mutex_unlock(&s->fetching);
     pthread_mutex_lock(&r->lock);
     if (rc < 0) {
@@ -152,6 +153,10 @@ int pps__tui_reloader_start(const struct pps_tui *ui, struct pps__tui_reloader *
         r->slots[m].sig = ui->models[m].sig;
         r->slots[m].follow = ui->models[m].follow;
         r->slots[m].loading = ui->models[m].loading;
+        r->slots[m].chunk =
+            ui->models[m].max_spans && pps__tui_chunk_of(ui->models[m].max_spans) < LOAD_CHUNK
+                ? pps__tui_chunk_of(ui->models[m].max_spans)
+                : LOAD_CHUNK;
         pthread_mutex_init(&r->slots[m].fetching, NULL);
         r->slots[m].path = strdup(ui->models[m].path);
         if (!r->slots[m].path) {

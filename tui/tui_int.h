@@ -15,6 +15,8 @@
 int pps__tui_model_load(struct pps_tui_model *m, const char *path, size_t first_rows,
                         size_t max_spans, struct pps_err *err);
 void pps__tui_model_release(struct pps_tui_model *m);
+/* The rows a load reads at a time where spans are kept within max_spans (a quarter of them). */
+size_t pps__tui_chunk_of(size_t max_spans);
 /* Reads what was added to m's run since it was loaded or last updated (when its files' signature
  * changed) and updates the index, and the report when it is due: 1 when something was read, 0
  * when nothing changed, or an error (what was on screen stays usable). */

@@ -309,9 +309,9 @@ void pps__tui_updated(struct pps_tui *ui, int m, const struct pps_span *old)
      * moved, and the view stays on the same time. */
     if (m == 0 && ui->models[0].run && ui->models[0].run->t_min != ui->models[0].base_ns) {
         int64_t d = ui->models[0].run->t_min - ui->models[0].base_ns;
-        ui->t0 -= d;
-        ui->t1 -= d;
         ui->models[0].base_ns = ui->models[0].run->t_min;
+        /* On what is left: a view of dropped time moves onto the run, as any move does. */
+        pps__tui_set_range(ui, ui->t0 - d, ui->t1 - d);
     }
     if (old)
         reselect(ui, old);

@@ -1,7 +1,8 @@
 #!/bin/sh
 # view_tmux_keep.sh - `ppscope view --max-spans` following a run that outgrows it: a writer adds
-# one iteration every 0.1 s; the view (in tmux, 100x30) keeps the newest whole iterations within
-# the budget and says which ("iters A-B of N", A rising as the run grows), keeps following the
+# one iteration every 10 ms, more than the budget between two reads, so that every read drops
+# (and leaves as many spans as the last); the view (in tmux, 100x30) keeps the newest whole
+# iterations within the budget and says which ("iters A-B of N", A rising as the run grows), keeps following the
 # run's end, never calls a dropped iteration missing, and ends on the last iterations of the
 # finished run. Skipped (77) without tmux or without the writer (PPS_LIVEWRITER, set by ctest).
 # Usage: view_tmux_keep.sh PATH/TO/ppscope
@@ -17,7 +18,7 @@ first_kept() {
 }
 
 RUN="$T/live"
-"$PPS_LIVEWRITER" "$RUN" 60 100 2>"$T/writer.err" &
+"$PPS_LIVEWRITER" "$RUN" 600 10 2>"$T/writer.err" &
 writer=$!
 wait_until '[ -f "$RUN/rank-00000.db" ]' "the writer never created its shard"
 
@@ -27,19 +28,33 @@ wait_until 'screen | head -n 1 | grep -qF "[LIVE] [FOLLOW]"' "no [LIVE] [FOLLOW]
 wait_until '[ "$(first_kept)" -gt 0 ]' "the view never dropped an iteration past 1000 spans"
 a1=$(first_kept)
 wait_until '[ "$(first_kept)" -gt "$a1" ]' "the kept iterations did not move on from $a1"
+a2=$(first_kept)
+wait_until '[ "$(first_kept)" -gt "$a2" ]' "the kept iterations did not move on from $a2 (a stale report)"
 screen | head -n 1 | grep -q "MISSING" && fail "dropped iterations called missing: $(screen | head -n 1)"
+
+# Not following (p goes to an earlier iteration): as older iterations go, the view stays on what
+# is left of the run, never on dropped time.
+$TM send-keys -t v p p p
+sleep 1.5
+line=$(screen | grep "^view ")
+from=$(echo "$line" | sed -n 's/^view \([^ ]*\)\.\.\([^ ]*\) of \([^ ]*\) .*/\1/p')
+to=$(echo "$line" | sed -n 's/^view \([^ ]*\)\.\.\([^ ]*\) of \([^ ]*\) .*/\2/p')
+len=$(echo "$line" | sed -n 's/^view \([^ ]*\)\.\.\([^ ]*\) of \([^ ]*\) .*/\3/p')
+awk -v a="$(seconds "$from")" -v b="$(seconds "$to")" -v l="$(seconds "$len")" \
+    'BEGIN { exit !(b > 0 && a < l) }' && ok || fail "the view lies off the kept run: $line"
+$TM send-keys -t v F # follow again, to the end
 
 wait "$writer" || fail "the writer failed: $(cat "$T/writer.err")"
 writer=
-wait_until 'screen | head -n 1 | grep -q " iters [0-9]*-59 of 60 "' \
+wait_until 'screen | head -n 1 | grep -q " iters [0-9]*-599 of 600 "' \
     "the view never showed the run's last iterations"
 wait_until '! screen | head -n 1 | grep -qF "[LIVE]"' "[LIVE] stays after the run closed"
 spans=$(sqlite3 "$RUN/rank-00000.db" "select count(*) from spans" 2>/dev/null || echo 0)
 a=$(first_kept)
 if [ "$spans" -gt 0 ]; then
     # The kept iterations hold no more than the budget (every iteration the same size).
-    [ $(((60 - a) * spans / 60)) -le 1000 ] && ok ||
-        fail "iterations $a-59 of $spans spans are more than 1000"
+    [ $(((600 - a) * spans / 600)) -le 1000 ] && ok ||
+        fail "iterations $a-599 of $spans spans are more than 1000"
 fi
 $TM send-keys -t v q
 wait_until '[ "$(cat "$T/exit" 2>/dev/null)" = 0 ]' "q did not exit 0"

@@ -15,12 +15,6 @@ iters_shown() {
     screen | head -n 1 | sed -n 's/.* \([0-9][0-9]*\) iters\{0,1\} .*/\1/p' | grep . || echo 0
 }
 
-# Seconds in a duration the status line prints ("812ns", "1.23ms", "45.6s").
-seconds() {
-    echo "$1" | awk '{ v = $1 + 0; u = $1; sub(/^[-0-9.]+/, "", u);
-        f = u == "ns" ? 1e-9 : u == "us" ? 1e-6 : u == "ms" ? 1e-3 : 1; printf "%.9f\n", v * f }'
-}
-
 RUN="$T/live"
 "$PPS_LIVEWRITER" "$RUN" 12 400 2>"$T/writer.err" &
 writer=$!
