@@ -32,6 +32,7 @@ struct slot {
     int loading;        /* the rest of a progressive open is still to be read */
     int ready_more;     /* what is ready stopped at a chunk: more of the open to come */
     size_t chunk;       /* a chunk: LOAD_CHUNK, or less where the model keeps fewer spans */
+    size_t live_chunk;  /* what one live read takes at most: 0 (all), or the model's chunk */
     struct pps_err err; /* the last fetch's failure, until taken */
 };
 
@@ -112,12 +113,16 @@ static void *reload_main(void *arg)
                     load_chunk(r, s);
                 continue;
             }
+            /* A view that keeps --max-spans reads no more until it took the last rows (a paused
+             * one: nothing), and a chunk at a time (a clock change re-reads the whole run). */
+            if (s->live_chunk && s->have_ready)
+                continue;
             pthread_mutex_unlock(&r->lock);
             sig = pps__tui_signature(s->path);
             rc = 1;
             if (sig != s->sig) {
                 pthread_mutex_lock(&s->fetching);
-                rc = pps_run_follow_fetch(s->follow, 0, NULL, &err);
+                rc = pps_run_follow_fetch(s->follow, s->live_chunk, NULL, &err);
                 pthread_mutex_unlock(&s->fetching);
             }
             pthread_mutex_lock(&r->lock);
@@ -129,8 +134,10 @@ static void *reload_main(void *arg)
             }
             s->have_ready = 1;
             s->ready_sig = sig;
-            s->ready_more = 0;
+            s->ready_more = rc == 1;
             s->sig = sig;
+            if (rc == 1)
+                s->loading = 1; /* the rest a chunk at a time, without waiting for the delay */
         }
     }
     pthread_mutex_unlock(&r->lock);
@@ -153,6 +160,8 @@ int pps__tui_reloader_start(const struct pps_tui *ui, struct pps__tui_reloader *
         r->slots[m].sig = ui->models[m].sig;
         r->slots[m].follow = ui->models[m].follow;
         r->slots[m].loading = ui->models[m].loading;
+        r->slots[m].live_chunk =
+            ui->models[m].max_spans ? pps__tui_chunk_of(ui->models[m].max_spans) : 0;
         r->slots[m].chunk =
             ui->models[m].max_spans && pps__tui_chunk_of(ui->models[m].max_spans) < LOAD_CHUNK
                 ? pps__tui_chunk_of(ui->models[m].max_spans)
