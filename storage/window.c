@@ -98,7 +98,7 @@ int pps__window_rows(sqlite3 *db, const char *path, int64_t lo, int64_t hi,
                      int (*row)(void *ctx, sqlite3_stmt *st, struct pps_err *err), void *ctx,
                      struct pps_err *err)
 {
-    sqlite3_stmt *first = NULL, *next = NULL, *rows = NULL, *odd = NULL;
+    sqlite3_stmt *first = NULL, *next = NULL, *rows = NULL, *low = NULL, *odd = NULL;
     sqlite3_stmt *at;
     int64_t stage;
     int rc;
@@ -109,6 +109,9 @@ int pps__window_rows(sqlite3 *db, const char *path, int64_t lo, int64_t hi,
      * next above the last. In each, the rows that start in the range, and those whose start is
      * not a number (SQLite orders NULL first and text and blobs after every number, outside any
      * range of numbers): a damaged row the whole file's read would refuse is refused here too.
+     * Each is a range of the index: the stage's lowest entry (a NULL start is there if any is:
+     * the first refuses the file), and the entries from the first text on (none, in a file that
+     * is not damaged).
      */
     if ((rc = pps__prepare(
              db, "SELECT stage FROM spans INDEXED BY " PPS__SPANS_INDEX " ORDER BY stage LIMIT 1",
@@ -125,7 +128,12 @@ int pps__window_rows(sqlite3 *db, const char *path, int64_t lo, int64_t hi,
         (rc =
              pps__prepare(db,
                           "SELECT " PPS__SPAN_COLS ", rowid FROM spans INDEXED BY " PPS__SPANS_INDEX
-                          " WHERE stage = ?1 AND (start_ns IS NULL OR start_ns >= '')",
+                          " WHERE stage = ?1 ORDER BY start_ns LIMIT 1",
+                          path, &low, err)) ||
+        (rc =
+             pps__prepare(db,
+                          "SELECT " PPS__SPAN_COLS ", rowid FROM spans INDEXED BY " PPS__SPANS_INDEX
+                          " WHERE stage = ?1 AND start_ns >= ''",
                           path, &odd, err)))
         goto out;
     for (at = first;; at = next) {
@@ -145,9 +153,17 @@ int pps__window_rows(sqlite3 *db, const char *path, int64_t lo, int64_t hi,
         sqlite3_bind_int64(rows, 1, stage);
         sqlite3_bind_int64(rows, 2, lo);
         sqlite3_bind_int64(rows, 3, hi);
+        sqlite3_bind_int64(low, 1, stage);
         sqlite3_bind_int64(odd, 1, stage);
         if ((rc = step_rows(db, path, rows, row, ctx, err)) ||
             (rc = step_rows(db, path, odd, row, ctx, err)))
+            goto out;
+        if ((rc = sqlite3_step(low)) == SQLITE_ROW && sqlite3_column_type(low, 5) == SQLITE_NULL)
+            rc = row(ctx, low, err); /* refused by the row's reader, as the whole read does */
+        else
+            rc = rc == SQLITE_ROW ? 0 : pps__step_done(db, rc, path, err);
+        sqlite3_reset(low);
+        if (rc)
             goto out;
         if (stage == INT64_MAX)
             break;
@@ -157,6 +173,7 @@ out:
     sqlite3_finalize(first);
     sqlite3_finalize(next);
     sqlite3_finalize(rows);
+    sqlite3_finalize(low);
     sqlite3_finalize(odd);
     return rc;
 }
