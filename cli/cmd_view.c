@@ -34,7 +34,7 @@ static const char usage_text[] =
     "  --ascii           ASCII only (the default where the locale is not UTF-8)\n"
     "  --no-color        no colours (also when NO_COLOR is set)\n"
     "  --delay SECONDS   how often a live run is re-read (default 0.5)\n"
-    "  --max-spans N     spans of each run kept in memory (default 2000000, about 250 MB):\n"
+    "  --max-spans N     spans of each run kept in memory (default 2000000, about 200 MB):\n"
     "                    past it, the oldest whole iterations are dropped, and the view says\n"
     "                    which iterations it holds; 0 keeps all\n"
     "  -h, --help        show this help\n";

@@ -184,10 +184,36 @@ int pps__span_read(sqlite3_stmt *st, const char *path, const struct pps__span_bo
     return 0;
 }
 
+/* One spans row of the file being read: read, checked, and kept unless a window leaves it out.
+ * What pps__window_rows() hands each row to (ctx: a struct row_ctx). */
+struct row_ctx {
+    struct loader *ld;
+    const struct pps__span_bounds *b;
+    const struct pps__clock *ri; /* the last row's rank's clock (pps__span_read()) */
+};
+
+static int take_row(void *ctx, sqlite3_stmt *st, struct pps_err *err)
+{
+    struct row_ctx *c = ctx;
+    struct loader *ld = c->ld;
+    struct pps_span s;
+    int rc;
+
+    if ((rc = pps__span_read(st, ld->path, c->b, ld->refs, ld->n_refs, ld->ranks, ld->n_ranks,
+                             &c->ri, &s, err)))
+        return rc;
+    if (ld->windowed && !pps__span_in_window(&s, ld->w0, ld->w1))
+        return 0;
+    if (s.iter > ld->max_iter)
+        ld->max_iter = s.iter;
+    return add_span(ld, &s, err);
+}
+
+/* Every spans row of the file, by a scan of the table. */
 static int load_spans(struct loader *ld, sqlite3 *db, const struct pps__span_bounds *b,
                       struct pps_err *err)
 {
-    const struct pps__clock *ri = NULL;
+    struct row_ctx c = {ld, b, NULL};
     sqlite3_stmt *st = NULL;
     int64_t n_read = 0, n_indexed = 0;
     int rc;
@@ -195,18 +221,9 @@ static int load_spans(struct loader *ld, sqlite3 *db, const struct pps__span_bou
     if ((rc = prepare(ld, db, "SELECT " PPS__SPAN_COLS ", rowid FROM spans", &st, err)))
         goto out;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        struct pps_span s;
-
-        if ((rc = pps__span_read(st, ld->path, b, ld->refs, ld->n_refs, ld->ranks, ld->n_ranks, &ri,
-                                 &s, err)))
+        if ((rc = take_row(&c, st, err)))
             goto out;
         n_read++;
-        if (ld->windowed && !pps__span_in_window(&s, ld->w0, ld->w1))
-            continue;
-        if (s.iter > ld->max_iter)
-            ld->max_iter = s.iter;
-        if ((rc = add_span(ld, &s, err)))
-            goto out;
         if (ld->progress && (ld->run->n_spans & 0xffff) == 0)
             ld->progress(ld->progress_ctx, (int64_t)ld->run->n_spans);
     }
@@ -260,50 +277,22 @@ out:
     return rc;
 }
 
-/*
- * Reads one file (a shard or a merged file) into the run. *n_ranks is the number of ranks with
- * metadata in it; *complete is 1 when there is one and each has complete=1.
- */
-/* Whether the file's ranks all say they are complete (the shard is finished). */
-/* One row of a window (pps__window_rows()): read, checked, and kept if it meets the window. */
-struct window_row {
-    struct loader *ld;
-    const struct pps__span_bounds *b;
-    const struct pps__clock *ri;
-};
-
-static int window_row(void *ctx, sqlite3_stmt *st, struct pps_err *err)
-{
-    struct window_row *w = ctx;
-    struct loader *ld = w->ld;
-    struct pps_span s;
-    int rc;
-
-    if ((rc = pps__span_read(st, ld->path, w->b, ld->refs, ld->n_refs, ld->ranks, ld->n_ranks,
-                             &w->ri, &s, err)))
-        return rc;
-    if (!pps__span_in_window(&s, ld->w0, ld->w1))
-        return 0;
-    if (s.iter > ld->max_iter)
-        ld->max_iter = s.iter;
-    return add_span(ld, &s, err);
-}
-
 /* The spans of a window through the index: *indexed 0 where the file cannot say how far back to
  * look (no span_max_ns, or a clock that drifts too far): then read it whole. */
 static int load_spans_window(struct loader *ld, sqlite3 *db, const struct pps__span_bounds *b,
                              int *indexed, struct pps_err *err)
 {
-    struct window_row w = {ld, b, NULL};
+    struct row_ctx c = {ld, b, NULL};
     int64_t lo, hi;
 
     *indexed = b->span_max_known && pps__window_raw_range(ld->ranks, ld->n_ranks, ld->w0, ld->w1,
                                                           b->span_max_ns, &lo, &hi) == 0;
     if (!*indexed)
         return 0;
-    return pps__window_rows(db, ld->path, lo, hi, window_row, &w, err);
+    return pps__window_rows(db, ld->path, lo, hi, take_row, &c, err);
 }
 
+/* Whether the file's ranks all say they are complete (the shard is finished). */
 static int all_complete(const struct loader *ld)
 {
     for (size_t i = 0; i < ld->n_ranks; i++)
@@ -312,6 +301,10 @@ static int all_complete(const struct loader *ld)
     return ld->n_ranks > 0;
 }
 
+/*
+ * Reads one file (a shard or a merged file) into the run. *n_ranks is the number of ranks with
+ * metadata in it; *complete is 1 when there is one and each has complete=1.
+ */
 static int load_file(struct loader *ld, const char *path, size_t *n_ranks, int *complete,
                      struct pps_err *err)
 {

@@ -212,8 +212,7 @@ int pps__clock_align_span(const struct pps__clock *ri, struct pps_span *s, const
 #define PPS__SPAN_COLS                                                                             \
     "kind, stage, chunk, mb, iter, start_ns, end_ns, peer, bytes, name_id, clock, corr, rank"
 /* The spans' one index: the reader's (stage, start_ns) order. The writer creates it with the
- * table; merge builds it once after the copy (a sort), which is a third of the cost of keeping
- * it while the rows go in. */
+ * table; merge builds it once, after the rows (a sort of the table, as a bulk load does). */
 #define PPS__SPANS_INDEX     "spans_stage_start"
 #define PPS__SPANS_INDEX_SQL "CREATE INDEX " PPS__SPANS_INDEX " ON spans (stage, start_ns);"
 #define PPS__METRIC_COLS     "rank, iter, stage, loss, grad_norm, act_bytes, pending_w, dropped"

@@ -94,49 +94,40 @@ static int step_rows(sqlite3 *db, const char *path, sqlite3_stmt *st,
     return rc;
 }
 
+/* The statements of a window's read, in this order (their SQL: window_sql). */
+enum { FIRST, NEXT, ROWS, LOW, ODD, N_STMTS };
+
+#define SPAN_ROW_SQL "SELECT " PPS__SPAN_COLS ", rowid FROM spans INDEXED BY " PPS__SPANS_INDEX
+static const char *const window_sql[N_STMTS] = {
+    [FIRST] = "SELECT stage FROM spans INDEXED BY " PPS__SPANS_INDEX " ORDER BY stage LIMIT 1",
+    [NEXT] = "SELECT stage FROM spans INDEXED BY " PPS__SPANS_INDEX
+             " WHERE stage > ?1 ORDER BY stage LIMIT 1",
+    [ROWS] = SPAN_ROW_SQL " WHERE stage = ?1 AND start_ns >= ?2 AND start_ns < ?3",
+    [LOW] = SPAN_ROW_SQL " WHERE stage = ?1 ORDER BY start_ns LIMIT 1",
+    [ODD] = SPAN_ROW_SQL " WHERE stage = ?1 AND start_ns >= ''",
+};
+
 int pps__window_rows(sqlite3 *db, const char *path, int64_t lo, int64_t hi,
                      int (*row)(void *ctx, sqlite3_stmt *st, struct pps_err *err), void *ctx,
                      struct pps_err *err)
 {
-    sqlite3_stmt *first = NULL, *next = NULL, *rows = NULL, *low = NULL, *odd = NULL;
-    sqlite3_stmt *at;
+    sqlite3_stmt *st[N_STMTS] = {NULL}, *at;
     int64_t stage;
-    int rc;
+    int rc = 0;
 
     /*
      * Each stage the index holds, in order, by one descent of the index each: the lowest first,
      * whatever it is (a NULL, or a stage out of range, is the row's reader's to refuse), then the
-     * next above the last. In each, the rows that start in the range, and those whose start is
-     * not a number (SQLite orders NULL first and text and blobs after every number, outside any
-     * range of numbers): a damaged row the whole file's read would refuse is refused here too.
-     * Each is a range of the index: the stage's lowest entry (a NULL start is there if any is:
-     * the first refuses the file), and the entries from the first text on (none, in a file that
-     * is not damaged).
+     * next above the last (FIRST, NEXT). In each, the rows that start in the range (ROWS), and
+     * those whose start is not a number (SQLite orders NULL first and text and blobs after every
+     * number, outside any range of numbers): a damaged row the whole file's read would refuse is
+     * refused here too. Each is a range of the index: the stage's lowest entry (LOW: a NULL start
+     * is there if any is, and the first refuses the file), and the entries from the first text on
+     * (ODD: none, in a file that is not damaged).
      */
-    if ((rc = pps__prepare(
-             db, "SELECT stage FROM spans INDEXED BY " PPS__SPANS_INDEX " ORDER BY stage LIMIT 1",
-             path, &first, err)) ||
-        (rc = pps__prepare(db,
-                           "SELECT stage FROM spans INDEXED BY " PPS__SPANS_INDEX
-                           " WHERE stage > ?1 ORDER BY stage LIMIT 1",
-                           path, &next, err)) ||
-        (rc =
-             pps__prepare(db,
-                          "SELECT " PPS__SPAN_COLS ", rowid FROM spans INDEXED BY " PPS__SPANS_INDEX
-                          " WHERE stage = ?1 AND start_ns >= ?2 AND start_ns < ?3",
-                          path, &rows, err)) ||
-        (rc =
-             pps__prepare(db,
-                          "SELECT " PPS__SPAN_COLS ", rowid FROM spans INDEXED BY " PPS__SPANS_INDEX
-                          " WHERE stage = ?1 ORDER BY start_ns LIMIT 1",
-                          path, &low, err)) ||
-        (rc =
-             pps__prepare(db,
-                          "SELECT " PPS__SPAN_COLS ", rowid FROM spans INDEXED BY " PPS__SPANS_INDEX
-                          " WHERE stage = ?1 AND start_ns >= ''",
-                          path, &odd, err)))
-        goto out;
-    for (at = first;; at = next) {
+    for (int k = 0; k < N_STMTS && !rc; k++)
+        rc = pps__prepare(db, window_sql[k], path, &st[k], err);
+    for (at = st[FIRST]; !rc; at = st[NEXT]) {
         rc = sqlite3_step(at);
         if (rc != SQLITE_ROW) {
             rc = pps__step_done(db, rc, path, err);
@@ -150,30 +141,25 @@ int pps__window_rows(sqlite3 *db, const char *path, int64_t lo, int64_t hi,
         }
         stage = sqlite3_column_int64(at, 0);
         sqlite3_reset(at);
-        sqlite3_bind_int64(rows, 1, stage);
-        sqlite3_bind_int64(rows, 2, lo);
-        sqlite3_bind_int64(rows, 3, hi);
-        sqlite3_bind_int64(low, 1, stage);
-        sqlite3_bind_int64(odd, 1, stage);
-        if ((rc = step_rows(db, path, rows, row, ctx, err)) ||
-            (rc = step_rows(db, path, odd, row, ctx, err)))
-            goto out;
-        if ((rc = sqlite3_step(low)) == SQLITE_ROW && sqlite3_column_type(low, 5) == SQLITE_NULL)
-            rc = row(ctx, low, err); /* refused by the row's reader, as the whole read does */
+        sqlite3_bind_int64(st[ROWS], 1, stage);
+        sqlite3_bind_int64(st[ROWS], 2, lo);
+        sqlite3_bind_int64(st[ROWS], 3, hi);
+        sqlite3_bind_int64(st[LOW], 1, stage);
+        sqlite3_bind_int64(st[ODD], 1, stage);
+        if ((rc = step_rows(db, path, st[ROWS], row, ctx, err)) ||
+            (rc = step_rows(db, path, st[ODD], row, ctx, err)))
+            break;
+        if ((rc = sqlite3_step(st[LOW])) == SQLITE_ROW &&
+            sqlite3_column_type(st[LOW], 5) == SQLITE_NULL)
+            rc = row(ctx, st[LOW], err); /* refused by the row's reader, as the whole read does */
         else
             rc = rc == SQLITE_ROW ? 0 : pps__step_done(db, rc, path, err);
-        sqlite3_reset(low);
-        if (rc)
-            goto out;
-        if (stage == INT64_MAX)
+        sqlite3_reset(st[LOW]);
+        if (rc || stage == INT64_MAX)
             break;
-        sqlite3_bind_int64(next, 1, stage);
+        sqlite3_bind_int64(st[NEXT], 1, stage);
     }
-out:
-    sqlite3_finalize(first);
-    sqlite3_finalize(next);
-    sqlite3_finalize(rows);
-    sqlite3_finalize(low);
-    sqlite3_finalize(odd);
+    for (int k = 0; k < N_STMTS; k++)
+        sqlite3_finalize(st[k]);
     return rc;
 }

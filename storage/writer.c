@@ -505,13 +505,10 @@ int pps_store_writer_spans(struct pps_store_writer *w, const struct pps_span *sp
     if ((rc = run_stmt(w->begin)) != SQLITE_OK)
         goto fail;
     /* In the rows' own transaction: no reader ever sees a span longer than the key says. */
-    if (longest != w->span_max_ns) {
-        char buf[32];
-        snprintf(buf, sizeof(buf), "%" PRId64, longest);
-        if ((rc = sqlite3_bind_text(w->set_meta, 2, "span_max_ns", -1, SQLITE_STATIC)) ||
-            (rc = sqlite3_bind_text(w->set_meta, 3, buf, -1, SQLITE_TRANSIENT)) ||
-            (rc = run_stmt(w->set_meta)) != SQLITE_OK)
-            goto fail;
+    if (longest != w->span_max_ns &&
+        (rc = pps_store_writer_meta_int(w, "span_max_ns", longest, err))) {
+        abandon_batch(w);
+        return rc;
     }
     for (i = 0; i < n;) {
         /* Whole groups of rows go through the multi-row statement, the rest one by one. */
