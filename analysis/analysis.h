@@ -233,6 +233,13 @@ struct pps_report {
 
     struct pps_host_stats host;
 
+    /* Per stage (n_stages entries), what its spans say beyond the figures above: how many it
+     * recorded (a stage the run's p counts that recorded nothing is compared with no other), and
+     * the stage it waited on longest by its WAIT spans (wait_peer) and by its RECV spans
+     * (recv_peer), -1 for none. */
+    int64_t *stage_spans;
+    int *wait_peer, *recv_peer;
+
     /* What the verdict compares: the basis (steady for post-validated runs), the measured and
      * predicted bubble on it, the run's own spread on it and the tolerance that comes from it.
      * NaN where there is nothing to compare. */
@@ -409,7 +416,9 @@ struct pps_critpath_iter {
     double comm_ns, wait_ns;
     double *stage_ns; /* compute on the path by stage (n_stages entries) */
     size_t n_steps;
-    struct pps_critpath_step *steps; /* in time order */
+    /* In time order. NULL in a path read from a summary except for its typical iteration
+     * (n_steps still counts the steps): the summary keeps that one's steps only. */
+    struct pps_critpath_step *steps;
 };
 
 struct pps_critpath {
@@ -453,5 +462,32 @@ void pps_critpath_step_name(const struct pps_critpath *cp, const struct pps_crit
 void pps_critpath_chain(const struct pps_critpath *cp, int it, char *buf, size_t len);
 /* "stage", "input", "barrier", "first". */
 const char *pps_critpath_via_name(int via);
+
+/* ------------------------------------------------------------------------------------------- */
+/* Summaries: a report's measurement kept in the run, so the next report reads no span         */
+/* (summary.c; the bytes: summary_codec.h; where they are kept: pps_run_summary_get)            */
+/* ------------------------------------------------------------------------------------------- */
+
+/* What the analysis measures, as one number: a summary of another revision is not read (it is
+ * made again from the spans). Raise it with any change to a figure the report measures. */
+#define PPS_SUMMARY_REVISION 1
+/* The name the summary of revision R is kept under: "report-rR". */
+#define PPS_SUMMARY_STR_(x) #x
+#define PPS_SUMMARY_STR(x)  PPS_SUMMARY_STR_(x)
+#define PPS_SUMMARY_NAME    "report-r" PPS_SUMMARY_STR(PPS_SUMMARY_REVISION)
+
+/* rep's measurement and cp (may be NULL) as bytes (*out, malloc'd, *len of them). 0, PPS_ENOMEM. */
+int pps_summary_encode(const struct pps_report *rep, const struct pps_critpath *cp, void **out,
+                       size_t *len, struct pps_err *err);
+/*
+ * The report and critical path (*cp NULL where the summary has none) of the run whose summary
+ * buf is: run needs its metadata only (pps_run_load_meta()); the host, the prediction and the
+ * verdict are made from it and the measurement, as pps_analysis_report() makes them. Equal to
+ * the report from the spans, figure for figure, except the critical path's steps (kept for its
+ * typical iteration only). PPS_EFORMAT for bytes that are not a summary of this revision,
+ * PPS_ENOMEM.
+ */
+int pps_summary_decode(const struct pps_run *run, const void *buf, size_t len,
+                       struct pps_report **rep, struct pps_critpath **cp, struct pps_err *err);
 
 #endif

@@ -72,6 +72,18 @@ void pps__analysis_infer_shape(const struct pps_run *run, struct pps_report *rep
 int pps__analysis_infer_schedule(const struct pps_run *run, struct pps_report *rep,
                                  struct pps_err *err);
 
+/* Every figure of rep that may stay unknown set so (NaN, -1, no observed schedule): where the
+ * report starts, from spans or from a summary. */
+void pps__analysis_unknown(struct pps_report *rep);
+
+/* What the report takes from the run's metadata alone, after its measurement of the spans: the
+ * host (pps__analysis_host), the prediction and the verdict. A report read from a summary
+ * (summary.c) is measured there and derived here, as one made from the spans. */
+int pps__analysis_derive(const struct pps_run *run, struct pps_report *rep, struct pps_err *err);
+
+/* Fills rep->stage_spans, wait_peer and recv_peer from run's spans (flags.c). 0 or PPS_ENOMEM. */
+int pps__analysis_peers(const struct pps_run *run, struct pps_report *rep, struct pps_err *err);
+
 /* Fills rep->host from the runtime's host_* meta keys (host.h). Returns 0. */
 int pps__analysis_host(const struct pps_run *run, struct pps_report *rep, struct pps_err *err);
 

@@ -707,7 +707,7 @@ void pps_critpath_chain(const struct pps_critpath *cp, int it, char *buf, size_t
     if (!cp || it < 0 || it >= cp->n_iters)
         return;
     ci = &cp->iters[it];
-    for (size_t i = 0; i < ci->n_steps && fits;) {
+    for (size_t i = 0; ci->steps && i < ci->n_steps && fits;) {
         const struct pps_critpath_step *st = &ci->steps[i];
         size_t j = i + 1;
         char a[48], b[48], part[128];

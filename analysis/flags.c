@@ -106,9 +106,9 @@ static int holds(const struct pps_run *run, const char *key, int s)
  * (the status says which ranks are missing), not a stage with nothing to do. No flag is about it,
  * and none compares a stage with it: its zero would make every other stage look heavy.
  */
-static int recorded(const struct pps_run *run, const struct pps_report *rep, int s)
+static int recorded(const struct pps_report *rep, int s)
 {
-    return rep->total[s].present && (!run || s >= run->n_stages || run->stages[s].n > 0);
+    return rep->total[s].present && (!rep->stage_spans || rep->stage_spans[s] > 0);
 }
 
 static int find_imbalance(const struct pps_run *run, const struct pps_report *rep,
@@ -119,7 +119,7 @@ static int find_imbalance(const struct pps_run *run, const struct pps_report *re
     int n_recorded = 0;
 
     for (int s = 0; s < rep->n_stages; s++)
-        if (recorded(run, rep, s)) {
+        if (recorded(rep, s)) {
             total += op_time(&rep->total[s]);
             n_recorded++;
         }
@@ -130,7 +130,7 @@ static int find_imbalance(const struct pps_run *run, const struct pps_report *re
         char a[32], b[32], c[32], ends[160] = "";
         struct pps_flag *f;
 
-        if (!recorded(run, rep, s))
+        if (!recorded(rep, s))
             continue;
         others = (total - op_time(&rep->total[s])) / (n_recorded - 1);
         if (!(others > 0) || !(t > (1 + PPS_FLAG_IMBALANCE_MARGIN) * others))
@@ -293,6 +293,23 @@ static int main_peer(const struct pps_run *run, int s, int wait_kind)
     return best;
 }
 
+int pps__analysis_peers(const struct pps_run *run, struct pps_report *rep, struct pps_err *err)
+{
+    size_t n = rep->n_stages > 0 ? (size_t)rep->n_stages : 1;
+
+    rep->stage_spans = calloc(n, sizeof(*rep->stage_spans));
+    rep->wait_peer = calloc(n, sizeof(*rep->wait_peer));
+    rep->recv_peer = calloc(n, sizeof(*rep->recv_peer));
+    if (!rep->stage_spans || !rep->wait_peer || !rep->recv_peer)
+        return pps_err_set(err, PPS_ENOMEM, "out of memory for the stages' peers");
+    for (int s = 0; s < rep->n_stages; s++) {
+        rep->stage_spans[s] = s < run->n_stages ? (int64_t)run->stages[s].n : 0;
+        rep->wait_peer[s] = main_peer(run, s, PPS_SPAN_WAIT);
+        rep->recv_peer[s] = main_peer(run, s, PPS_SPAN_RECV);
+    }
+    return 0;
+}
+
 /*
  * A stage stalls on communication when it idles longer than its schedule says it should (the
  * prediction runs the schedule with the stage's own op costs, and with the links as measured
@@ -318,7 +335,7 @@ static int find_stalls(const struct pps_run *run, const struct pps_report *rep,
         char a[32], b[32], c[32], peer[48] = "";
         struct pps_flag *f;
 
-        if (!recorded(run, rep, s) || !(wait > 0) || n_ops < 1 || !(op_time(st) > 0))
+        if (!recorded(rep, s) || !(wait > 0) || n_ops < 1 || !(op_time(st) > 0))
             continue;
         extra_idle = st->idle_ns - ref->idle[s] * rep->n_full;
         stall = (wait < extra_idle ? wait : extra_idle) - host_wait;
@@ -331,7 +348,7 @@ static int find_stalls(const struct pps_run *run, const struct pps_report *rep,
         f->kind = PPS_FLAG_COMM_STALL;
         f->stage = s;
         f->value = per_op / mean_op;
-        f->peer = main_peer(run, s, kind);
+        f->peer = !rep->wait_peer ? -1 : kind == PPS_SPAN_WAIT ? rep->wait_peer[s] : rep->recv_peer[s];
         if (f->peer >= 0)
             snprintf(peer, sizeof(peer), ", mostly on stage %d", f->peer);
         pps_format_ns(per_op, a, sizeof(a));

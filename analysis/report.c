@@ -628,20 +628,8 @@ static int measure_overhead(const struct stage_index *ix, const int32_t *labels,
     return 0;
 }
 
-/* The run's parameters, the theory, and the arrays the measurement fills. */
-static int report_init(const struct pps_run *run, int n_iters, const int32_t *labels,
-                       struct pps_report *rep, struct pps_err *err)
+void pps__analysis_unknown(struct pps_report *rep)
 {
-    rep->p = run->p > 0 ? run->p : 0;
-    rep->m = run->m > 0 ? run->m : 0;
-    rep->v = run->v > 0 ? run->v : 1;
-    rep->sched_kind = run->schedule ? pps_sched_kind_parse(run->schedule) : -1;
-    rep->complete = run->complete;
-    /* Each row's count fits int64, their sum need not: it stops at INT64_MAX ("at least"). */
-    for (size_t i = 0; i < run->n_metrics; i++)
-        if (run->metrics[i].dropped > 0 &&
-            __builtin_add_overflow(rep->dropped, run->metrics[i].dropped, &rep->dropped))
-            rep->dropped = INT64_MAX;
     rep->bubble = NAN;
     rep->device_bubble = NAN;
     rep->bubble_spread = NAN;
@@ -658,13 +646,30 @@ static int report_init(const struct pps_run *run, int n_iters, const int32_t *la
     rep->host.worst_stage = -1;
     rep->op_cv = NAN;
     rep->op_cv_stage = rep->op_cv_kind = -1;
+    rep->bubble_quoted = NAN;
+    rep->bubble_exact = NAN;
+    rep->observed = (struct pps_schedule)PPS_SCHEDULE_INIT;
+}
+
+/* The run's parameters, the theory, and the arrays the measurement fills. */
+static int report_init(const struct pps_run *run, int n_iters, const int32_t *labels,
+                       struct pps_report *rep, struct pps_err *err)
+{
+    rep->p = run->p > 0 ? run->p : 0;
+    rep->m = run->m > 0 ? run->m : 0;
+    rep->v = run->v > 0 ? run->v : 1;
+    rep->sched_kind = run->schedule ? pps_sched_kind_parse(run->schedule) : -1;
+    rep->complete = run->complete;
+    /* Each row's count fits int64, their sum need not: it stops at INT64_MAX ("at least"). */
+    for (size_t i = 0; i < run->n_metrics; i++)
+        if (run->metrics[i].dropped > 0 &&
+            __builtin_add_overflow(rep->dropped, run->metrics[i].dropped, &rep->dropped))
+            rep->dropped = INT64_MAX;
+    pps__analysis_unknown(rep);
     {
         const char *opt = pps_run_meta(run, "optimizer");
         rep->postval = opt && !strcmp(opt, "postval");
     }
-    rep->bubble_quoted = NAN;
-    rep->bubble_exact = NAN;
-    rep->observed = (struct pps_schedule)PPS_SCHEDULE_INIT;
 
     rep->n_stages = run->n_stages > 0 ? run->n_stages : 0;
     rep->total = calloc(rep->n_stages ? (size_t)rep->n_stages : 1, sizeof(*rep->total));
@@ -727,6 +732,17 @@ static void count_missing(const struct pps_run *run, struct pps_report *rep)
         if (rep->iters[at].iter >= next)
             next = rep->iters[at].iter + 1;
     }
+}
+
+int pps__analysis_derive(const struct pps_run *run, struct pps_report *rep, struct pps_err *err)
+{
+    int ret = pps__analysis_host(run, rep, err);
+
+    if (ret == 0)
+        ret = pps__analysis_predict(run, rep, err);
+    if (ret == 0)
+        pps__analysis_judge(rep);
+    return ret;
 }
 
 int pps_analysis_report(const struct pps_run *given, struct pps_report **out, struct pps_err *err)
@@ -813,12 +829,11 @@ int pps_analysis_report(const struct pps_run *given, struct pps_report **out, st
     if (ret == 0)
         ret = pps__analysis_links(run, rep, err);
     if (ret == 0)
-        ret = pps__analysis_host(run, rep, err);
+        ret = pps__analysis_peers(run, rep, err);
     if (ret == 0)
-        ret = pps__analysis_predict(run, rep, err);
+        ret = pps__analysis_derive(run, rep, err);
     if (ret < 0)
         goto out;
-    pps__analysis_judge(rep);
     *out = rep;
     rep = NULL;
 out:
@@ -847,6 +862,9 @@ void pps_report_free(struct pps_report *rep)
     free(rep->ovh_ns);
     free(rep->links);
     free(rep->host.share);
+    free(rep->stage_spans);
+    free(rep->wait_peer);
+    free(rep->recv_peer);
     pps_sim_result_release(&rep->pred);
     pps_sim_result_release(&rep->pred_comm);
     pps_schedule_release(&rep->observed);

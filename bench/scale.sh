@@ -3,7 +3,11 @@
 # default) made once by `ppscope sim --trace` and kept under DATA_DIR, then each reader's time
 # and peak memory against SQLite's own scan of the same rows, measured in this run:
 #
-#   report       `ppscope report RUN`                goal < 1 s, and <= 1.5x the scan
+#   report       `ppscope report RUN` from the run's summary   goal < 1 s
+#   summaries    the one pass that builds them (`report` of a run without one, which reads the
+#                spans, measures them and keeps the summary)       goal <= 1.5x the scan
+#                and, beside it, `report --no-summary` (the same without keeping it), and what
+#                the summary costs on disk
 #   view         `ppscope view --once RUN`           goal < 0.5 s to the frame, < 300 MB
 #   merge        `ppscope merge RUN -o FILE`         goal >= 0.5x SQLite's insert rate
 #   disk         bytes per span of the shards, and against the same rows in a plain SQLite table
@@ -78,8 +82,15 @@ verdict() { # what value goal-text ok (1, 0: MISSED, 2: a figure with no goal)
 measure sqlite3 "$db" "select sum(end_ns - start_ns) from spans" >/dev/null
 set -- $(measure sqlite3 "$db" "select sum(end_ns - start_ns) from spans")
 scan_s=$1
+rm -f "$run/ppscope.summary"
+set -- $(measure "$pps" report --no-summary "$run")
+spans_s=$1 report_kb=$2
 set -- $(measure "$pps" report "$run")
-report_s=$1 report_kb=$2
+build_s=$1
+summary_b=$(du -b "$run/ppscope.summary" | awk '{print $1}')
+set -- $(measure "$pps" report "$run")
+report_s=$1 summary_kb=$2
+grep -q '^verdict' "$tmp/out" || { echo "scale: the report from the summary has no verdict" >&2; exit 1; }
 set -- $(measure "$pps" view --once --size 200x60 "$run")
 view_s=$1 view_kb=$2
 set -- $(measure sqlite3 "$tmp/copy.db" "attach '$db' as src;
@@ -108,12 +119,17 @@ printf '  sqlite3 scan of the spans (baseline)   %8.2f s\n' "$scan_s"
 printf '  sqlite3 insert of the spans (baseline) %8.2f s\n' "$insert_s"
 printf '  sqlite3 insert, then its index         %8.2f s (what a merged file holds)\n' "$indexed_s"
 awk -v n="$n" -v b="$bytes" -v scan="$scan_s" -v rs="$report_s" -v rk="$report_kb" \
+    -v ss="$spans_s" -v bs="$build_s" -v sb="$summary_b" -v sk="$summary_kb" \
     -v vs="$view_s" -v vk="$view_kb" -v ins="$insert_s" -v ms="$merge_s" -v ixs="$indexed_s" -v plain="$plain" -v mk="$merge_kb" 'BEGIN {
-    ok_r = (rs < 1 && rs <= 1.5 * scan) ? 1 : 0
+    ok_r = (rs < 1) ? 1 : 0
+    ok_b = (bs <= 1.5 * scan) ? 1 : 0
     ok_v = (vs < 0.5 && vk < 300 * 1024) ? 1 : 0
     ok_m = (ins / ms >= 0.5) ? 1 : 0
-    printf "R report %.2f s|%.1fx the scan, %.0f MB|< 1 s, <= 1.5x|%d\n", rs, rs / scan, rk / 1024, ok_r
-    printf "R report memory|%.0f B a span|(67 when filed)|2\n", rk * 1024 / n
+    printf "R report, from the summary|%.2f s, %.0f MB|< 1 s|%d\n", rs, sk / 1024, ok_r
+    printf "R the pass that keeps it|%.2f s, %.1fx the scan|<= 1.5x the scan|%d\n", bs, bs / scan, ok_b
+    printf "R report --no-summary|%.2f s, %.1fx the scan|(the spans alone)|2\n", ss, ss / scan
+    printf "R report memory, from spans|%.0f B a span|(67 when filed)|2\n", rk * 1024 / n
+    printf "R summary on disk|%.1f MB, %.2f%%|of the shards|2\n", sb / 1e6, 100 * sb / b
     printf "R view --once %.2f s|%.0f MB|< 0.5 s, < 300 MB|%d\n", vs, vk / 1024, ok_v
     printf "R merge %.2f s, %.0f MB|%.2fx the insert rate|>= 0.5x|%d\n", ms, mk / 1024, ins / ms, ok_m
     printf "R merge vs insert+index|%.2fx that rate|(the indexed floor)|2\n", ixs / ms

@@ -12,6 +12,7 @@
 
 #include "analysis.h"
 #include "cli.h"
+#include "report_load.h"
 #include "compare.h"
 #include "pps_text.h"
 
@@ -338,14 +339,17 @@ static void print_json(FILE *f, const struct pps_compare_side *a, const struct p
 
 /* ---- the command --------------------------------------------------------------------------- */
 
-/* Loads and analyses one run. 0, or the exit code after saying why. */
+/* Loads and analyses one run (from its summary where it has one: report_load.h). 0, or the exit
+ * code after saying why. */
 static int load_side(const char *path, struct pps_run **run, struct pps_report **rep,
                      struct pps_flag_list *fl)
 {
     struct pps_err err = {0, ""};
+    struct pps_critpath *cp = NULL;
+    int rc = pps_report_load(path, PPS_SUMMARY_USE, run, rep, &cp, NULL, 0, &err);
 
-    if (pps_run_load(path, run, &err) < 0 || pps_analysis_report(*run, rep, &err) < 0 ||
-        pps_analysis_flags(*run, *rep, fl, &err) < 0)
+    pps_critpath_free(cp);
+    if (rc < 0 || pps_analysis_flags(*run, *rep, fl, &err) < 0)
         return pps_cli_fail("compare", &err);
     return 0;
 }

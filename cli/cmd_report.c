@@ -16,10 +16,11 @@
 #include "report_iters.h"
 #include "report_memory.h"
 #include "report_critpath.h"
+#include "report_load.h"
 
 static const char usage_text[] =
-    "usage: ppscope report [--json] RUN\n"
-    "       ppscope report --iterations [--csv | --json] RUN\n"
+    "usage: ppscope report [--json] [--no-summary] [--verbose] RUN\n"
+    "       ppscope report --iterations [--csv | --json] [--no-summary] [--verbose] RUN\n"
     "\n"
     "Measures a run (a directory of per-rank shards, or a merged file): per stage, the time\n"
     "spent in F, B, W, BW and the optimizer, the idle and the waiting time; the bubble beside\n"
@@ -32,6 +33,10 @@ static const char usage_text[] =
     "(what explains the bubble) and every flag with its evidence. docs/analysis.md defines each\n"
     "figure.\n"
     "\n"
+    "The first report of a finished run keeps what it measured beside the run's files (its\n"
+    "summary: ppscope.summary in a run directory, FILE.summary beside a file); the next\n"
+    "reports read that instead of the spans, for the same figures, until the run changes.\n"
+    "\n"
     "options:\n"
     "  --json        print the figures as one JSON document on stdout\n"
     "  --iterations  one row per iteration instead: iteration, partial, window start and\n"
@@ -39,6 +44,8 @@ static const char usage_text[] =
     "                the run's metrics have one) and each stage's idle time; as CSV with a\n"
     "                header row (--csv, the default), or as JSON lines (--json)\n"
     "  --csv         with --iterations: CSV\n"
+    "  --no-summary  measure the spans; neither read nor keep the run's summary\n"
+    "  --verbose     say on stderr where the figures came from (the summary, or the spans)\n"
     "  -h, --help    show this help\n";
 
 /* Compute kinds in the order the table shows them. */
@@ -708,15 +715,18 @@ int pps_cmd_report(int argc, char **argv)
     struct pps_memory mem;
     struct pps_critpath *cp = NULL;
     struct pps_err err = {0, ""};
-    int json = 0, iterations = 0, csv = 0, rc;
+    int json = 0, iterations = 0, csv = 0, no_summary = 0, verbose = 0, rc;
+    char from[512];
     const struct pps_cli_opt opts[] = {
         {"json", &json, NULL, NULL, 0},
         {"iterations", &iterations, NULL, NULL, 0},
         {"csv", &csv, NULL, NULL, 0},
+        {"no-summary", &no_summary, NULL, NULL, 0},
+        {"verbose", &verbose, NULL, NULL, 'v'},
     };
 
     memset(&mem, 0, sizeof(mem));
-    rc = pps_cli_options("report", argc, argv, opts, 3, usage_text);
+    rc = pps_cli_options("report", argc, argv, opts, 5, usage_text);
     if (rc) {
         rc = rc == PPS_CLI_HELP ? PPS_EXIT_OK : rc;
         goto out;
@@ -739,17 +749,15 @@ int pps_cmd_report(int argc, char **argv)
         rc = pps_cli_usage_error("report", "missing RUN (a run directory or a merged file)");
         goto out;
     }
-    if (pps_run_load(path, &run, &err) < 0) {
-        rc = pps_cli_fail("report", &err);
-        goto out;
-    }
-    if (pps_analysis_report(run, &rep, &err) < 0 ||
+    if (pps_report_load(path, no_summary ? PPS_SUMMARY_NONE : PPS_SUMMARY_USE, &run, &rep, &cp,
+                        from, sizeof(from), &err) < 0 ||
         pps_analysis_flags(run, rep, &flags, &err) < 0 ||
-        pps_analysis_memory(run, rep, &mem, &err) < 0 ||
-        pps_analysis_critpath(run, rep, &cp, &err) < 0) {
+        pps_analysis_memory(run, rep, &mem, &err) < 0) {
         rc = pps_cli_fail("report", &err);
         goto out;
     }
+    if (verbose)
+        fprintf(stderr, "report: %s\n", from);
     if (iterations)
         pps_report_print_iterations(stdout, run, rep, json);
     else if (json)

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "report_load.h"
 #include "pps_text.h"
 #include "sim_from.h"
 #include "whatif.h"
@@ -169,8 +170,11 @@ int pps_sim_from(const struct pps_sim_from_opts *o)
     struct row rows[MAX_ROWS], base;
     int n = 0, code = PPS_EXIT_OK;
 
-    if (pps_run_load(o->run, &run, &err) < 0 || pps_analysis_report(run, &rep, &err) < 0 ||
-        make_rows(o, rep, rows, &n, &err) < 0) {
+    struct pps_critpath *cp = NULL;
+    int rc = pps_report_load(o->run, PPS_SUMMARY_USE, &run, &rep, &cp, NULL, 0, &err);
+
+    pps_critpath_free(cp);
+    if (rc < 0 || make_rows(o, rep, rows, &n, &err) < 0) {
         code = pps_cli_fail("sim", &err);
         goto out;
     }

@@ -33,6 +33,7 @@ struct loader {
     int check_only;                /* pps__run_check(): spans are checked and counted, not kept */
     int windowed;                  /* pps_run_load_window(): the spans meeting [w0, w1) */
     int64_t w0, w1;
+    int meta_only;                 /* pps_run_load_meta(): no spans at all */
     /* pps__run_check(): told the spans read so far, every 2^16 */
     void (*progress)(void *ctx, int64_t spans);
     void *progress_ctx;
@@ -292,6 +293,58 @@ static int load_spans_window(struct loader *ld, sqlite3 *db, const struct pps__s
     return pps__window_rows(db, ld->path, lo, hi, take_row, &c, err);
 }
 
+/* FNV-1a, 64 bits: the stamp's hash. */
+static uint64_t fnv(uint64_t h, const void *data, size_t n)
+{
+    const unsigned char *p = data;
+
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 0x100000001b3ULL;
+    return h;
+}
+
+/* The file's size and modification time, and its log's where it has one, into the stamp: any
+ * write by anyone (an edit of a row in place too) changes them. Taken before the file is read, so
+ * a change between the two makes the stamp older than what was read, never newer. */
+static void stamp_stat(struct loader *ld, const char *path)
+{
+    char wal[4096];
+    struct stat st;
+    int64_t v[3];
+
+    for (int k = 0; k < 2; k++) {
+        if (k == 1 && (size_t)snprintf(wal, sizeof(wal), "%s-wal", path) >= sizeof(wal))
+            break;
+        memset(v, 0, sizeof(v));
+        if (stat(k ? wal : path, &st) == 0) {
+            v[0] = (int64_t)st.st_size;
+            v[1] = (int64_t)st.st_mtim.tv_sec;
+            v[2] = (int64_t)st.st_mtim.tv_nsec;
+        }
+        ld->run->stamp = fnv(ld->run->stamp, v, sizeof(v));
+    }
+}
+
+/* The file's part of the run's stamp: the highest rowid of its spans, metrics and names (rows
+ * are only ever appended; names are counted), in the snapshot being read. */
+static int stamp_file(struct loader *ld, sqlite3 *db, struct pps_err *err)
+{
+    static const char *const sql[] = {
+        "SELECT coalesce(max(rowid), 0) FROM spans",
+        "SELECT coalesce(max(rowid), 0) FROM metrics",
+        "SELECT count(*) FROM names", /* names are few, and keyed by (rank, id) */
+    };
+    int rc;
+
+    for (size_t i = 0; i < sizeof(sql) / sizeof(sql[0]); i++) {
+        int64_t top = 0;
+        if ((rc = pps__count_rows(db, ld->path, sql[i], &top, err)))
+            return rc;
+        ld->run->stamp = fnv(ld->run->stamp, &top, sizeof(top));
+    }
+    return 0;
+}
+
 /* Whether the file's ranks all say they are complete (the shard is finished). */
 static int all_complete(const struct loader *ld)
 {
@@ -319,6 +372,7 @@ static int load_file(struct loader *ld, const char *path, size_t *n_ranks, int *
     ld->n_refs = 0;
     *n_ranks = 0;
     *complete = 0;
+    stamp_stat(ld, path);
     if ((rc = pps__trace_open(path, &db, NULL, err)))
         goto out;
     /* One snapshot for the whole file, however much the rank writes meanwhile. */
@@ -333,8 +387,8 @@ static int load_file(struct loader *ld, const char *path, size_t *n_ranks, int *
     /* A window is read through the index where the file allows; what is read whole (the run,
      * or a window of a file that cannot be read in part) is checked whole by SQLite too, beside
      * the load (shard_check.h). */
-    int indexed = 0;
-    if ((rc = load_names(ld, db, &bounds, err)) ||
+    int indexed = ld->meta_only;
+    if ((rc = stamp_file(ld, db, err)) || (rc = load_names(ld, db, &bounds, err)) ||
         (ld->windowed && (rc = load_spans_window(ld, db, &bounds, &indexed, err))))
         goto out;
     if (!indexed && all_complete(ld)) {
@@ -410,6 +464,12 @@ static int finish(struct loader *ld, struct pps_err *err)
 
     if (run->n_meta) /* a run of files without meta rows has no array: qsort(NULL) is UB */
         qsort(run->meta, run->n_meta, sizeof(*run->meta), pps__meta_cmp);
+    for (size_t i = 0; i < run->n_meta; i++) {
+        const struct pps_meta_entry *e = &run->meta[i];
+        run->stamp = fnv(run->stamp, &e->rank, sizeof(e->rank));
+        run->stamp = fnv(run->stamp, e->key, strlen(e->key) + 1);
+        run->stamp = fnv(run->stamp, e->value, strlen(e->value) + 1);
+    }
     if ((rc = pps__run_meta_counts(run, err)))
         return rc;
 
@@ -466,6 +526,7 @@ static int load(const char *path, struct loader ld, struct pps_run **out, struct
         goto out;
     }
     ld.run = run;
+    run->stamp = 0xcbf29ce484222325ULL; /* FNV's offset basis */
     if (S_ISDIR(st.st_mode)) {
         if ((rc = pps__shards_list(path, &shards, err)))
             goto out;
@@ -515,6 +576,11 @@ int pps_run_load_window(const char *path, int64_t t0, int64_t t1, struct pps_run
         return pps_err_set(err, PPS_EINVAL, "pps_run_load_window: an empty window [%lld, %lld)",
                            (long long)t0, (long long)t1);
     return load(path, (struct loader){.max_iter = -1, .windowed = 1, .w0 = t0, .w1 = t1}, out, err);
+}
+
+int pps_run_load_meta(const char *path, struct pps_run **out, struct pps_err *err)
+{
+    return load(path, (struct loader){.max_iter = -1, .meta_only = 1}, out, err);
 }
 
 int pps__run_check(const char *path, void (*progress)(void *ctx, int64_t spans), void *ctx,

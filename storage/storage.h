@@ -165,6 +165,11 @@ struct pps_run {
      * them (pps_run_drop_before()), and n_dropped spans with them. 0 for a run read whole. */
     int first_iter;
     size_t n_dropped;
+
+    /* What the files held when read: a hash of every shard's highest span, metric and name row
+     * and of the whole metadata. Rows are only appended, so any change to what a reader sees
+     * changes it (a summary of the run is valid for one stamp: storage/summary.c). */
+    uint64_t stamp;
 };
 
 /*
@@ -214,6 +219,28 @@ int pps_run_load(const char *path, struct pps_run **out, struct pps_err *err);
  */
 int pps_run_load_window(const char *path, int64_t t0, int64_t t1, struct pps_run **out,
                         struct pps_err *err);
+
+/*
+ * The run without its spans: meta, names and metrics whole, the stamp, n_shards, complete, p, m,
+ * v and schedule as pps_run_load() gives them; n_spans 0 and n_stages the run's p (0 without
+ * it). Reads no span row: its cost does not grow with the spans. pps_run_load()'s errors,
+ * except those only a span row can cause.
+ */
+int pps_run_load_meta(const char *path, struct pps_run **out, struct pps_err *err);
+
+/*
+ * A summary of the run at path: bytes a reader made from it (analysis/summary.c), kept under
+ * name for one stamp of the run (pps_run.stamp), beside its files: ppscope.summary in a run
+ * directory, FILE.summary beside one file (docs/schema.md). get: 1 with *data (malloc'd, *len
+ * bytes) where a summary of that name and stamp is kept, 0 where none is (no file, another
+ * stamp), PPS_EFORMAT for a file that is not a summary or is damaged. put replaces the one kept
+ * under name; it never writes into a file that is not a ppscope summary (PPS_EFORMAT), and
+ * fails as SQLite does on a run where it cannot write (a read-only directory).
+ */
+int pps_run_summary_get(const char *path, const char *name, uint64_t stamp, void **data,
+                        size_t *len, struct pps_err *err);
+int pps_run_summary_put(const char *path, const char *name, uint64_t stamp, const void *data,
+                        size_t len, struct pps_err *err);
 
 /* What a run holds, counted as pps_run_load() reads it, in memory that does not grow with the
  * run: every row is read and checked as the loader does, and none is kept. */

@@ -12,6 +12,9 @@ pps_cli_test(report_device)
 # `ppscope compare A B`: against the simulator's known bubble and idle, and emu runs.
 pps_cli_test(compare_cli)
 pps_unit_test(test_critpath pps_analysis pps_schedule pps_storage)
+# A report from its summary is the report from the spans, bit for bit; damaged bytes are refused.
+pps_unit_test(test_summary pps_analysis pps_schedule pps_storage)
+set_property(TEST test_summary APPEND PROPERTY LABELS asan)
 pps_cli_test(critical_path)
 if(TARGET pps_mkrun)
   set_tests_properties(report_cli PROPERTIES ENVIRONMENT "PPS_MKRUN=$<TARGET_FILE:pps_mkrun>")
@@ -25,3 +28,7 @@ pps_cli_test(rebalance)
 set_tests_properties(rebalance PROPERTIES RUN_SERIAL TRUE)
 # Also under the sanitizers in CI (.ci/run, label asan).
 set_property(TEST report_device APPEND PROPERTY LABELS asan)
+# The run's summary: reports from it equal reports from the spans, byte for byte.
+add_test(NAME report_summary COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/report_summary.sh
+                                     $<TARGET_FILE:ppscope> ${CMAKE_CURRENT_SOURCE_DIR}/fixtures)
+set_tests_properties(report_summary PROPERTIES LABELS cli SKIP_RETURN_CODE 77)

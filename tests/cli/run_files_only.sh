@@ -1,9 +1,10 @@
 #!/bin/sh
 # run_files_only.sh - a finished run is its shard files alone (issue 11, item 10): a closed shard
-# is out of WAL mode (its header says rollback journal), report, report --json, view, export and
-# merge leave nothing beside the shards, a finished run reads from read-only media, a shard
-# of an older ppscope (WAL mode, closed) is read without creating its -wal and -shm, and a live
-# shard stays in WAL.
+# is out of WAL mode (its header says rollback journal), view, export and merge leave nothing
+# beside the shards, report leaves only the run's summary (ppscope.summary, docs/schema.md:
+# a ppscope summary, with no journal beside it), a finished run reads from read-only media, a
+# shard of an older ppscope (WAL mode, closed) is read without creating its -wal and -shm, and
+# a live shard stays in WAL.
 #
 # usage: run_files_only.sh PPSCOPE
 set -u
@@ -16,20 +17,28 @@ journal() {
     od -An -tu1 -j18 -N2 "$1" | tr -s ' ' | sed 's/^ //; s/ $//'
 }
 
-# only_shards DIR WHEN: DIR holds rank-*.db files and nothing else
+# only_shards DIR WHEN [SUMMARY]: DIR holds rank-*.db files and nothing else; with SUMMARY, also
+# the run's summary that report keeps, which must be one (application_id 'ppsS', 0x70707353)
 only_shards() {
     extra=$(ls -A "$1" | grep -v '^rank-[0-9]*\.db$')
+    if [ -n "${3:-}" ] && [ -f "$1/ppscope.summary" ]; then
+        extra=$(echo "$extra" | grep -v '^ppscope\.summary$')
+        [ "$(od -An -tx1 -j68 -N4 "$1/ppscope.summary" | tr -d ' ')" = "70707353" ] ||
+            fail "$2: ppscope.summary is not a ppscope summary"
+    fi
     if [ -n "$extra" ]; then fail "$2: beside the shards: $(echo $extra)"; else ok; fi
 }
 
-# read_all DIR: every reader over DIR, each must succeed
+# read_all DIR: every reader over DIR, each must succeed; the readers but report first, which
+# must leave nothing at all beside the shards
 read_all() {
-    expect_exit 0 report "$1"
-    expect_exit 0 report --json "$1"
     expect_exit 0 view --once --size 120x30 "$1"
     expect_exit 0 export "$1" --csv "$T/x.csv" --svg "$T/x.svg" --force
     rm -f "$T/m.db"
     expect_exit 0 merge -q "$1" -o "$T/m.db"
+    only_shards "$1" "after view, export and merge"
+    expect_exit 0 report "$1"
+    expect_exit 0 report --json "$1"
 }
 
 "$PPS" run --backend emu -s 1f1b -p 4 -m 4 --iters 3 --emu-tf 0.2 --emu-tb 0.2 --emu-tw 0.2 \
@@ -42,16 +51,17 @@ for f in "$T"/run/rank-*.db; do
     [ "$(journal "$f")" = "1 1" ] || fail "$f: header journal '$(journal "$f")', expected 1 1"
 done
 read_all "$T/run"
-only_shards "$T/run" "after report, view, export and merge"
+only_shards "$T/run" "after report" summary
 expect_exit 0 report "$T/m.db"
 [ -e "$T/m.db-journal" ] || [ -e "$T/m.db-wal" ] && fail "reading the merged file left a journal"
+[ -e "$T/m.db.summary-journal" ] && fail "the merged file's summary left a journal"
 
 # a copy, a tar: the shards alone are the run
 mkdir "$T/tarred"
 (cd "$T/run" && tar cf - rank-*.db) | (cd "$T/tarred" && tar xf -)
 expect_exit 0 report "$T/tarred"
 cmp -s "$T/out" /dev/null && fail "the tarred run reported nothing"
-only_shards "$T/tarred" "the tarred run, read"
+only_shards "$T/tarred" "the tarred run, read" summary
 
 # read-only media: a read-only bind mount where this machine allows one, else a directory
 # without write permission (which stops a reader unless it runs as root)
@@ -77,16 +87,16 @@ elif [ "$(id -u)" -ne 0 ]; then
 else
     echo "note: as root without mount namespaces: no read-only medium to test on here" >&2
 fi
-only_shards "$T/ro" "the read-only copy"
+only_shards "$T/ro" "the read-only copy" summary
 
 # a closed shard of an older ppscope: WAL mode, no -wal; reading it creates nothing beside it
 if command -v sqlite3 >/dev/null 2>&1; then
-    cp -r "$T/run" "$T/old"
+    mkdir "$T/old" && cp "$T"/run/rank-*.db "$T/old/"
     for f in "$T"/old/rank-*.db; do sqlite3 "$f" "PRAGMA journal_mode = WAL" >/dev/null; done
     [ "$(journal "$T/old/rank-00000.db")" = "2 2" ] || fail "old: $(journal "$T/old/rank-00000.db")"
     only_shards "$T/old" "the older run, before reading"
     read_all "$T/old"
-    only_shards "$T/old" "the older run, read"
+    only_shards "$T/old" "the older run, read" summary
 else
     echo "note: no sqlite3 here: no shard of an older ppscope is made" >&2
 fi
