@@ -476,9 +476,12 @@ const char *pps_critpath_via_name(int via);
 #define PPS_SUMMARY_STR(x)  PPS_SUMMARY_STR_(x)
 #define PPS_SUMMARY_NAME    "report-r" PPS_SUMMARY_STR(PPS_SUMMARY_REVISION)
 
-/* rep's measurement and cp (may be NULL) as bytes (*out, malloc'd, *len of them). 0, PPS_ENOMEM. */
-int pps_summary_encode(const struct pps_report *rep, const struct pps_critpath *cp, void **out,
-                       size_t *len, struct pps_err *err);
+/* rep's measurement and cp (may be NULL) as bytes (*out, malloc'd, *len of them), with run's
+ * labels (which iterations its spans carry: pps_summary_newest) where run is not NULL. 0,
+ * PPS_ENOMEM. */
+int pps_summary_encode(const struct pps_run *run, const struct pps_report *rep,
+                       const struct pps_critpath *cp, void **out, size_t *len,
+                       struct pps_err *err);
 /*
  * The report and critical path (*cp NULL where the summary has none) of the run whose summary
  * buf is: run needs its metadata only (pps_run_load_meta()); the host, the prediction and the
@@ -489,5 +492,22 @@ int pps_summary_encode(const struct pps_report *rep, const struct pps_critpath *
  */
 int pps_summary_decode(const struct pps_run *run, const void *buf, size_t len,
                        struct pps_report **rep, struct pps_critpath **cp, struct pps_err *err);
+
+/* What reading the newest iterations of a run alone takes (pps_summary_newest). */
+struct pps_summary_newest {
+    int64_t spans;  /* the run's spans in all */
+    int first_iter; /* pps_run_keep_iter(run, keep) of the whole run */
+    int64_t t0;     /* the earliest start of a span labelled first_iter or later */
+    int older;      /* there are labels below first_iter */
+};
+/*
+ * From the summary buf of a run: the newest whole iterations whose labelled spans number at most
+ * keep (the newest at least), as pps_run_keep_iter() chooses them on the whole run, and where
+ * their spans begin: pps_run_load_window(path, t0, ...) then pps_run_drop_before(first_iter)
+ * holds what the whole run read and dropped to first_iter holds. 0; 1 where the summary has no
+ * map of its labels (read the run whole); PPS_EFORMAT, PPS_ENOMEM.
+ */
+int pps_summary_newest(const void *buf, size_t len, size_t keep, struct pps_summary_newest *out,
+                       struct pps_err *err);
 
 #endif

@@ -162,16 +162,17 @@ static struct pps_stage_stats *iter_stage_at(void *ctx, size_t r)
 
 #define REPORT_INTS(X)                                                                             \
     X(p)                                                                                           \
-    X(m) X(v) X(sched_kind) X(inferred) X(complete) X(dropped) X(n_outside) X(n_no_iter) X(n_full) \
+    X(m)                                                                                           \
+    X(v) X(sched_kind) X(inferred) X(complete) X(dropped) X(n_outside) X(n_no_iter) X(n_full)      \
         X(planned_iters) X(n_missing) X(missing_first) X(missing_last) X(n_present)                \
             X(n_device_stages) X(postval) X(fused_bw) X(have_ovh) X(tcomm_measured) X(op_cv_stage) \
                 X(op_cv_kind) X(basis)
 
 #define REPORT_DOUBLES(X)                                                                          \
     X(total_window_ns)                                                                             \
-    X(bubble) X(device_bubble) X(bubble_spread) X(steady_period_ns) X(steady_bubble)               \
-        X(steady_spread) X(iter_ns) X(bubble_quoted) X(bubble_exact) X(tcomm_ns) X(topt_ns)        \
-            X(op_cv)
+    X(bubble)                                                                                      \
+    X(device_bubble) X(bubble_spread) X(steady_period_ns) X(steady_bubble) X(steady_spread)        \
+        X(iter_ns) X(bubble_quoted) X(bubble_exact) X(tcomm_ns) X(topt_ns) X(op_cv)
 
 /* Per stage arrays of the report. */
 #define STAGE_ARRAYS_D(X) X(tf_ns) X(tb_ns) X(tw_ns) X(ovh_ns)
@@ -237,7 +238,8 @@ static void put_links(struct pps__sum_out *o, const struct pps_report *rep, stru
         c->d[l] = rep->links[l].f;                                                                 \
     pps__sum_f64s(o, "link." #f, c->d, n);
     LINK_I(from)
-    LINK_I(to) LINK_I(dup_ids) LINK_I(n_msgs) LINK_I(n_blocked) LINK_I(bounded) LINK_D(skew_ns)
+    LINK_I(to)
+    LINK_I(dup_ids) LINK_I(n_msgs) LINK_I(n_blocked) LINK_I(bounded) LINK_D(skew_ns)
         LINK_D(latency_ns) LINK_D(min_ns)
 #undef LINK_I
 #undef LINK_D
@@ -266,7 +268,8 @@ static void put_observed(struct pps__sum_out *o, const struct pps_schedule *sc, 
 
 #define STEP_I(X)                                                                                  \
     X(stage)                                                                                       \
-    X(chunk) X(mb) X(kind) X(start_ns) X(end_ns) X(via) X(has_send) X(has_recv) X(send_start_ns)   \
+    X(chunk)                                                                                       \
+    X(mb) X(kind) X(start_ns) X(end_ns) X(via) X(has_send) X(has_recv) X(send_start_ns)            \
         X(send_end_ns) X(recv_start_ns) X(recv_end_ns) X(waited)
 #define STEP_D(X) X(on_path_ns) X(comm_ns) X(wait_ns)
 
@@ -301,12 +304,12 @@ static void put_critpath(struct pps__sum_out *o, const struct pps_critpath *cp, 
         c->d[it] = cp->iters[it].f;                                                                \
     pps__sum_f64s(o, "critpath.iter." #f, c->d, ni);
     CI_I(iter)
-    CI_I(partial) CI_I(t0) CI_I(t1) CI_I(n_steps) CI_D(window_ns) CI_D(length_ns) CI_D(comm_ns)
-        CI_D(wait_ns)
+    CI_I(partial)
+    CI_I(t0) CI_I(t1) CI_I(n_steps) CI_D(window_ns) CI_D(length_ns) CI_D(comm_ns) CI_D(wait_ns)
 #undef CI_I
 #undef CI_D
-            for (size_t it = 0; it < ni; it++)
-                memcpy(c->d + it * K, cp->iters[it].kind_ns, sizeof(double) * K);
+        for (size_t it = 0; it < ni; it++)
+            memcpy(c->d + it * K, cp->iters[it].kind_ns, sizeof(double) * K);
     pps__sum_f64s(o, "critpath.iter.kind_ns", c->d, ni * K);
     for (size_t it = 0; it < ni; it++)
         for (size_t s = 0; s < ns; s++)
@@ -330,8 +333,56 @@ static void put_critpath(struct pps__sum_out *o, const struct pps_critpath *cp, 
     }
 }
 
-int pps_summary_encode(const struct pps_report *rep, const struct pps_critpath *cp, void **out,
-                       size_t *len, struct pps_err *err)
+/*
+ * The run's labels: each iteration label that spans carry, how many carry it and the earliest
+ * start among them, and the run's spans in all: what a view needs to read the newest iterations
+ * alone (pps_summary_newest). Labels are counted in arrays as long as the highest label, so only
+ * where that is not far beyond the spans (an import may carry any number); none otherwise.
+ */
+static int put_labels(struct pps__sum_out *o, const struct pps_run *run)
+{
+    int64_t *count, *first, *iter;
+    size_t n = run->n_iters > 0 ? (size_t)run->n_iters : 0, k = 0;
+
+    pps__sum_i64(o, "run.spans", (int64_t)run->n_spans);
+    if (n == 0 || n > ((size_t)1 << 24) || n > 2 * run->n_spans + 1)
+        return 0;
+    count = calloc(n, sizeof(*count));
+    first = malloc(n * sizeof(*first));
+    iter = malloc(n * sizeof(*iter));
+    if (!count || !first || !iter) {
+        free(count);
+        free(first);
+        free(iter);
+        return -1;
+    }
+    for (int s = 0; s < run->n_stages; s++)
+        for (size_t i = 0; i < run->stages[s].n; i++) {
+            const struct pps_span *sp = &run->stages[s].spans[i];
+            size_t it = (size_t)sp->iter;
+            if (sp->iter < 0 || it >= n)
+                continue;
+            if (!count[it]++ || sp->start_ns < first[it])
+                first[it] = sp->start_ns;
+        }
+    for (size_t it = 0; it < n; it++)
+        if (count[it]) {
+            iter[k] = (int64_t)it;
+            count[k] = count[it];
+            first[k] = first[it];
+            k++;
+        }
+    pps__sum_i64s(o, "labels.iter", iter, k);
+    pps__sum_i64s(o, "labels.spans", count, k);
+    pps__sum_i64s(o, "labels.first_ns", first, k);
+    free(count);
+    free(first);
+    free(iter);
+    return 0;
+}
+
+int pps_summary_encode(const struct pps_run *run, const struct pps_report *rep,
+                       const struct pps_critpath *cp, void **out, size_t *len, struct pps_err *err)
 {
     struct pps__sum_out o;
     struct cols c;
@@ -363,6 +414,9 @@ int pps_summary_encode(const struct pps_report *rep, const struct pps_critpath *
     put_links(&o, rep, &c);
     put_observed(&o, &rep->observed, &c);
     put_critpath(&o, cp, &c);
+    if (run && put_labels(&o, run) < 0)
+        o.failed = 1;
+    pps__sum_finish(&o);
     cols_free(&c);
     if (o.failed) {
         free(o.buf);
@@ -494,7 +548,8 @@ static int get_links(const struct pps__sum_in *in, struct pps_report *rep, struc
     for (int64_t l = 0; l < n; l++)                                                                \
         rep->links[l].f = c->d[l];
     LINK_I(from)
-    LINK_I(to) LINK_I(dup_ids) LINK_I(n_msgs) LINK_I(n_blocked) LINK_I(bounded) LINK_D(skew_ns)
+    LINK_I(to)
+    LINK_I(dup_ids) LINK_I(n_msgs) LINK_I(n_blocked) LINK_I(bounded) LINK_D(skew_ns)
         LINK_D(latency_ns) LINK_D(min_ns)
 #undef LINK_I
 #undef LINK_D
@@ -561,7 +616,8 @@ static int get_critpath(const struct pps__sum_in *in, struct pps_critpath **out,
         return rc;                                                                                 \
     cp->f = (int)v;
     CP_I(p)
-    CP_I(v) CP_I(messages) CP_I(typical)
+    CP_I(v)
+    CP_I(messages) CP_I(typical)
 #undef CP_I
         if ((rc = get_d(in, "critpath.length_ns", &cp->length_ns, err)) ||
             (rc = get_d(in, "critpath.window_ns", &cp->window_ns, err)) ||
@@ -595,11 +651,11 @@ static int get_critpath(const struct pps__sum_in *in, struct pps_critpath **out,
     for (size_t it = 0; it < ni; it++)                                                             \
         cp->iters[it].f = c->d[it];
     CI_I(iter)
-    CI_I(partial) CI_I(t0) CI_I(t1) CI_I(n_steps) CI_D(window_ns) CI_D(length_ns) CI_D(comm_ns)
-        CI_D(wait_ns)
+    CI_I(partial)
+    CI_I(t0) CI_I(t1) CI_I(n_steps) CI_D(window_ns) CI_D(length_ns) CI_D(comm_ns) CI_D(wait_ns)
 #undef CI_I
 #undef CI_D
-            if ((rc = pps__sum_get_f64s(in, "critpath.iter.kind_ns", c->d, ni * K, err))) return rc;
+        if ((rc = pps__sum_get_f64s(in, "critpath.iter.kind_ns", c->d, ni * K, err))) return rc;
     for (size_t it = 0; it < ni; it++)
         memcpy(cp->iters[it].kind_ns, c->d + it * K, sizeof(double) * K);
     if ((rc = pps__sum_get_f64s(in, "critpath.iter.stage_ns", c->d, ni * ns, err)))
@@ -756,5 +812,65 @@ out:
     pps__sum_in_release(&in);
     pps_report_free(rep);
     pps_critpath_free(cp);
+    return rc;
+}
+
+int pps_summary_newest(const void *buf, size_t len, size_t keep, struct pps_summary_newest *out,
+                       struct pps_err *err)
+{
+    struct pps__sum_in in = {NULL, 0};
+    int64_t revision, total, n, *iter = NULL, *count = NULL, *first = NULL;
+    size_t kept = 0, k;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    if ((rc = pps__sum_parse(buf, len, &in, err)))
+        return rc;
+    if ((rc = get_i(&in, "revision", &revision, err)) ||
+        (rc = get_i(&in, "run.spans", &total, err)))
+        goto out;
+    n = pps__sum_count(&in, "labels.iter", 'i');
+    if (revision != PPS_SUMMARY_REVISION || n < 1 || total < 0) {
+        rc = 1; /* no map of the labels: the run is read whole */
+        goto out;
+    }
+    iter = malloc((size_t)n * sizeof(*iter));
+    count = malloc((size_t)n * sizeof(*count));
+    first = malloc((size_t)n * sizeof(*first));
+    if (!iter || !count || !first) {
+        rc = pps_err_set(err, PPS_ENOMEM, "out of memory reading a summary");
+        goto out;
+    }
+    if ((rc = pps__sum_get_i64s(&in, "labels.iter", iter, (size_t)n, err)) ||
+        (rc = pps__sum_get_i64s(&in, "labels.spans", count, (size_t)n, err)) ||
+        (rc = pps__sum_get_i64s(&in, "labels.first_ns", first, (size_t)n, err)))
+        goto out;
+    out->spans = total;
+    /* pps_run_keep_iter()'s choice: from the newest label down, whole iterations while their
+     * spans fit in keep, the newest one at least. */
+    k = (size_t)n;
+    out->first_iter = (int)iter[n - 1];
+    out->t0 = first[n - 1];
+    while (k > 0) {
+        if (count[k - 1] < 0 || iter[k - 1] < 0 || iter[k - 1] > INT32_MAX ||
+            (k < (size_t)n && iter[k - 1] >= iter[k])) {
+            rc = pps_err_set(err, PPS_EFORMAT, "a damaged summary (its labels)");
+            goto out;
+        }
+        if (kept + (size_t)count[k - 1] > keep && kept > 0)
+            break;
+        kept += (size_t)count[k - 1];
+        out->first_iter = (int)iter[k - 1];
+        out->t0 = first[k - 1] < out->t0 ? first[k - 1] : out->t0;
+        k--;
+    }
+    /* Every label from first_iter on is read; none older needs to be. */
+    out->older = k > 0;
+    rc = 0;
+out:
+    free(iter);
+    free(count);
+    free(first);
+    pps__sum_in_release(&in);
     return rc;
 }

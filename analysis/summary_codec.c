@@ -31,6 +31,23 @@ static void put(struct pps__sum_out *o, const void *p, size_t n)
     o->n += n;
 }
 
+/* FNV-1a, 64 bits: the summary's check of its own bytes. */
+static uint64_t fnv(const unsigned char *p, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 0x100000001b3ULL;
+    return h;
+}
+
+void pps__sum_finish(struct pps__sum_out *o)
+{
+    uint64_t h = o->failed ? 0 : fnv(o->buf, o->n);
+
+    put(o, &h, sizeof(h));
+}
+
 void pps__sum_begin(struct pps__sum_out *o)
 {
     uint32_t format = FORMAT, order = BYTE_ORDER_MARK;
@@ -86,13 +103,19 @@ void pps__sum_f64(struct pps__sum_out *o, const char *name, double v)
 
 int pps__sum_parse(const void *buf, size_t len, struct pps__sum_in *in, struct pps_err *err)
 {
-    const unsigned char *p = buf, *end = p + len;
+    const unsigned char *p = buf, *end;
     uint32_t format, order;
+    uint64_t sum;
     size_t cap = 0;
 
     memset(in, 0, sizeof(*in));
-    if (!buf || len < sizeof(magic) + 8 || memcmp(p, magic, sizeof(magic)) != 0)
+    if (!buf || len < sizeof(magic) + 16 || memcmp(p, magic, sizeof(magic)) != 0)
         return pps_err_set(err, PPS_EFORMAT, "not a ppscope summary");
+    /* The last 8 bytes check the rest: a summary cut short or changed anywhere is refused. */
+    end = p + len - sizeof(sum);
+    memcpy(&sum, end, sizeof(sum));
+    if (sum != fnv(p, len - sizeof(sum)))
+        return pps_err_set(err, PPS_EFORMAT, "a damaged summary (its check does not match)");
     memcpy(&format, p + sizeof(magic), 4);
     memcpy(&order, p + sizeof(magic) + 4, 4);
     if (format != FORMAT || order != BYTE_ORDER_MARK)

@@ -6,6 +6,7 @@
  *   header  "ppsSUMM\0", uint32 format (1), uint32 0x01020304 (the writer's byte order)
  *   field   uint16 name length, name, uint8 type ('i', 'd' or 's'), uint64 count, count values
  *           (8 bytes each for 'i' and 'd', 1 for 's')
+ *   check   uint64 FNV-1a of every byte before it: a summary cut short or changed is refused
  *
  * Values are in the writer's byte order; a reader of the other order takes the summary for none.
  */
@@ -25,6 +26,8 @@ struct pps__sum_out {
 };
 
 void pps__sum_begin(struct pps__sum_out *o);
+/* The check of everything before it (FNV-1a, 64 bits), last: after the last field. */
+void pps__sum_finish(struct pps__sum_out *o);
 void pps__sum_i64s(struct pps__sum_out *o, const char *name, const int64_t *v, size_t n);
 void pps__sum_f64s(struct pps__sum_out *o, const char *name, const double *v, size_t n);
 void pps__sum_text(struct pps__sum_out *o, const char *name, const char *s);

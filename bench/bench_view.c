@@ -247,7 +247,7 @@ static int bench_live(const char *dir, const struct tile *t, double rate, double
 {
     struct live lv;
     struct pps_tui ui;
-    struct pps_tui_opts o = {1, 0, 0.5, max_spans};
+    struct pps_tui_opts o = {1, 0, 0.5, max_spans, 0, NULL};
     size_t most_held = 0;
     struct pps_tui_frame f;
     pthread_t th;
@@ -326,7 +326,7 @@ int main(int argc, char **argv)
     struct pps_flag_list fl = PPS_FLAG_LIST_INIT;
     struct pps_tui_index *ix = NULL;
     struct pps_tui ui;
-    struct pps_tui_opts o = {1, 0, 0.5, 0};
+    struct pps_tui_opts o = {1, 0, 0.5, 0, 0, NULL};
     struct pps_tui_frame f;
     struct pps_err err = {0, ""};
     double t0, t_load, t_rep, t_flags, t_ix, t_open, t_first, mean, p99, max, smean, sp99, smax;

@@ -36,7 +36,11 @@ static const char usage_text[] =
     "  --delay SECONDS   how often a live run is re-read (default 0.5)\n"
     "  --max-spans N     spans of each run kept in memory (default 2000000, about 200 MB):\n"
     "                    past it, the oldest whole iterations are dropped, and the view says\n"
-    "                    which iterations it holds; 0 keeps all\n"
+    "                    which iterations it holds; 0 keeps all. A finished run that\n"
+    "                    'ppscope report' has summarised is opened by those iterations\n"
+    "                    alone, read through the index\n"
+    "  --no-summary      read every run whole, summarised or not\n"
+    "  -v, --verbose     with --once: say on stderr how each run was read\n"
     "  -h, --help        show this help\n";
 
 static int parse_size(const char *s, int *cols, int *rows)
@@ -71,7 +75,16 @@ static void terminal_size(int *cols, int *rows)
     }
 }
 
-enum { OPT_ONCE = 256, OPT_ASCII, OPT_NO_COLOR, OPT_SIZE, OPT_KEYS, OPT_DELAY, OPT_MAX_SPANS };
+enum {
+    OPT_ONCE = 256,
+    OPT_ASCII,
+    OPT_NO_COLOR,
+    OPT_SIZE,
+    OPT_KEYS,
+    OPT_DELAY,
+    OPT_MAX_SPANS,
+    OPT_NO_SUMMARY,
+};
 
 int pps_cmd_view(int argc, char **argv)
 {
@@ -84,15 +97,17 @@ int pps_cmd_view(int argc, char **argv)
         {"keys", required_argument, NULL, OPT_KEYS},
         {"delay", required_argument, NULL, OPT_DELAY},
         {"max-spans", required_argument, NULL, OPT_MAX_SPANS},
+        {"no-summary", no_argument, NULL, OPT_NO_SUMMARY},
+        {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     int c;
     const char *paths[2] = {NULL, NULL}, *keys = NULL, *no_color = getenv("NO_COLOR");
-    struct pps_tui_opts opts = {0, 1, 0.5, PPS_TUI_MAX_SPANS};
+    struct pps_tui_opts opts = {0, 1, 0.5, PPS_TUI_MAX_SPANS, 0, NULL};
     long max_spans;
     struct pps_err err = {0, ""};
-    int once = 0, cols = 120, rows = 40, size_given = 0, n_paths = 0, rc;
+    int once = 0, cols = 120, rows = 40, size_given = 0, n_paths = 0, verbose = 0, rc;
     const char *codeset;
 
     if (no_color && no_color[0])
@@ -103,11 +118,17 @@ int pps_cmd_view(int argc, char **argv)
         opts.ascii = 1;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":hv", longopts, NULL)) != -1) {
         switch (c) {
         case 'h':
             fputs(usage_text, stdout);
             return PPS_EXIT_OK;
+        case 'v':
+            verbose = 1;
+            break;
+        case OPT_NO_SUMMARY:
+            opts.no_summary = 1;
+            break;
         case OPT_ONCE:
             once = 1;
             break;
@@ -152,6 +173,10 @@ int pps_cmd_view(int argc, char **argv)
         return pps_cli_usage_error("view", "missing RUN (a run directory or a merged file)");
     if (keys && !once)
         return pps_cli_usage_error("view", "--keys goes with --once");
+    if (verbose && !once)
+        return pps_cli_usage_error("view", "--verbose goes with --once");
+    if (verbose)
+        opts.log = stderr;
     if (once) {
         if (!size_given)
             terminal_size(&cols, &rows);

@@ -45,7 +45,7 @@ static void keep(const struct pps_run *run, const struct pps_report *rep,
         snprintf(from + used, from_len - used, "; no summary kept: the run is still written");
         return;
     }
-    if (pps_summary_encode(rep, cp, &data, &len, &why) == 0 &&
+    if (pps_summary_encode(run, rep, cp, &data, &len, &why) == 0 &&
         pps_run_summary_put(run->path, PPS_SUMMARY_NAME, run->stamp, data, len, &why) == 0)
         snprintf(from + used, from_len - used, "; summary kept (%zu bytes)", len);
     else

@@ -176,13 +176,15 @@ struct pps_run {
  * Drops from memory the iterations of run below iter: spans labelled with them, metrics rows of
  * them, and spans without an iteration that end before iter's first compute span starts (an
  * instant: that start before it). What is left keeps its order; n_spans, t_min, t_max say what
- * is left, first_iter becomes iter and n_dropped counts what went. No-op for iter <=
- * first_iter. For a view of a long run (ppscope view --max-spans): the analysis of what is left
+ * is left, first_iter becomes iter and n_dropped counts what went. No-op for iter below
+ * first_iter, or 0 and below; at first_iter it drops again what has come in below it since (a
+ * shard read behind the others). For a view of a long run (ppscope view --max-spans): the analysis of what is left
  * is of iterations iter and on, and does not take the dropped ones for missing.
  */
 void pps_run_drop_before(struct pps_run *run, int iter);
-/* The iteration to keep from so that about keep spans are left (the newest whole iterations),
- * or run->first_iter when all of it is within keep; -1 out of memory. */
+/* The iteration to keep from: the lowest of the newest whole iterations whose labelled spans
+ * number at most keep (the newest one at least), or run->first_iter when the run holds at most
+ * keep spans in all; -1 out of memory. It depends on the newest iterations alone. */
 int pps_run_keep_iter(const struct pps_run *run, size_t keep);
 
 /*

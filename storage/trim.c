@@ -37,7 +37,9 @@ void pps_run_drop_before(struct pps_run *run, int iter)
     size_t n = 0, m = 0;
     int have_t = 0;
 
-    if (!run || iter <= run->first_iter)
+    /* At first_iter itself: what came in since the last drop below it (rows a reader fetched
+     * later, from a shard behind the others) goes too. */
+    if (!run || iter <= 0 || iter < run->first_iter)
         return;
     cut = first_start_from(run, iter);
     for (int s = 0; s < run->n_stages; s++) {
@@ -75,7 +77,7 @@ static int int_cmp(const void *a, const void *b)
 
 int pps_run_keep_iter(const struct pps_run *run, size_t keep)
 {
-    size_t n = 0, want;
+    size_t n = 0, kept = 0;
     int *labels, k;
 
     if (!run || run->n_spans <= keep)
@@ -93,13 +95,20 @@ int pps_run_keep_iter(const struct pps_run *run, size_t keep)
             if (run->stages[s].spans[i].iter >= 0)
                 labels[n++] = run->stages[s].spans[i].iter;
     qsort(labels, n, sizeof(*labels), int_cmp);
-    /* The labelled spans in the same share as keep of all: the label where they begin, and then
-     * the whole of that iteration (its first span) with them. */
-    want = (size_t)((double)n * ((double)keep / (double)run->n_spans));
-    if (want < 1)
-        want = 1;
-    k = labels[n - (want < n ? want : n)];
+    /* From the newest label down, whole iterations while their labelled spans fit in keep; the
+     * newest stays whatever keep says. It depends on those iterations alone: a run that holds
+     * more of the older ones, or fewer, chooses the same (pps_summary_newest() too). */
+    k = labels[n - 1];
+    for (size_t i = n; i > 0;) {
+        size_t j = i;
+        while (j > 0 && labels[j - 1] == labels[i - 1])
+            j--;
+        if (kept + (i - j) > keep && kept > 0)
+            break;
+        kept += i - j;
+        k = labels[i - 1];
+        i = j;
+    }
     free(labels);
-    /* One iteration at least stays, whatever keep says. */
     return k > run->first_iter ? k : run->first_iter;
 }

@@ -26,3 +26,5 @@ target_include_directories(test_tui_livewriter PRIVATE ${CMAKE_CURRENT_SOURCE_DI
 target_link_libraries(test_tui_livewriter PRIVATE pps_storage pps_schedule pps_common m)
 set_tests_properties(view_tmux_live view_tmux_keep PROPERTIES
                      ENVIRONMENT "PPS_LIVEWRITER=$<TARGET_FILE:test_tui_livewriter>")
+# A summarised finished run opened through the index: frame for frame what reading it whole shows.
+pps_cli_test(view_window)

@@ -176,6 +176,74 @@ static int keep_newest(struct pps_tui_model *m, struct pps_err *err)
     return 1;
 }
 
+/*
+ * A finished run (complete, or its writers gone) past max_spans, once all of it has been read:
+ * exactly its newest whole iterations of at most max_spans / 2 labelled spans, however the reads
+ * fell (pps_run_keep_iter() depends on those iterations alone), which is also what an open
+ * through the index holds (load_newest). 1 when it dropped.
+ */
+static int keep_final(struct pps_tui_model *m, struct pps_err *err)
+{
+    int k;
+
+    if (!m->max_spans || !m->run || m->run->n_spans + m->run->n_dropped <= m->max_spans ||
+        !(m->run->complete || pps_run_writers_gone(m->run)))
+        return 0;
+    if ((k = pps_run_keep_iter(m->run, m->max_spans / 2)) < 0)
+        return pps_err_set(err, PPS_ENOMEM, "out of memory choosing the iterations to keep");
+    if (k < m->run->first_iter || k <= 0)
+        return 0;
+    {
+        size_t before = m->run->n_dropped;
+        pps_run_drop_before(m->run, k);
+        return m->run->n_dropped != before;
+    }
+}
+
+/*
+ * Opens a finished run past max_spans by its newest iterations alone, read through the spans'
+ * index, where the run's summary (made by `ppscope report`, of the run as it is) says which
+ * they are and where they begin: what reading it whole and keeping them holds, at the cost of
+ * those iterations. 1 when it did; 0 where it cannot (a live run, no summary, a run within
+ * max_spans, one whose newest iterations are all it has): the caller reads the run whole.
+ */
+static int load_newest(struct pps_tui_model *m, const char *path, struct pps_err *err)
+{
+    struct pps_run *meta = NULL, *run = NULL;
+    struct pps_summary_newest nw;
+    struct pps_err why = {0, ""};
+    void *data = NULL;
+    size_t len = 0;
+    int rc = 0;
+
+    if (!m->max_spans || pps_run_load_meta(path, &meta, &why) < 0 ||
+        !(meta->complete || pps_run_writers_gone(meta)) ||
+        pps_run_summary_get(path, PPS_SUMMARY_NAME, meta->stamp, &data, &len, &why) != 1)
+        goto out;
+    rc = pps_summary_newest(data, len, m->max_spans / 2, &nw, &why);
+    if (rc == PPS_ENOMEM) {
+        *err = why;
+        goto out;
+    }
+    rc = 0;
+    if (nw.spans <= (int64_t)m->max_spans || !nw.older || nw.first_iter <= 0 ||
+        pps_run_load_window(path, nw.t0, PPS_TUI_TIME_END, &run, &why) < 0)
+        goto out;
+    /* The files changed between the two reads: read them whole. */
+    if (run->stamp != meta->stamp || (int64_t)run->n_spans > nw.spans)
+        goto out;
+    pps_run_drop_before(run, nw.first_iter);
+    run->n_dropped = (size_t)nw.spans - run->n_spans;
+    m->run = run;
+    run = NULL;
+    rc = 1;
+out:
+    free(data);
+    pps_run_free(run);
+    pps_run_free(meta);
+    return rc;
+}
+
 /* What one load reads at a time where spans are kept within max_spans: a quarter of them. */
 size_t pps__tui_chunk_of(size_t max_spans)
 {
@@ -183,7 +251,7 @@ size_t pps__tui_chunk_of(size_t max_spans)
 }
 
 int pps__tui_model_load(struct pps_tui_model *m, const char *path, size_t first_rows,
-                        size_t max_spans, struct pps_err *err)
+                        size_t max_spans, int no_summary, struct pps_err *err)
 {
     double t = now_s();
     int rc, more = 0;
@@ -195,6 +263,12 @@ int pps__tui_model_load(struct pps_tui_model *m, const char *path, size_t first_
     if (!m->path) {
         rc = pps_err_set(err, PPS_ENOMEM, "out of memory");
         goto fail;
+    }
+    if (!no_summary && (rc = load_newest(m, path, err)) < 0)
+        goto fail;
+    if (!no_summary && rc == 1) {
+        m->windowed = 1;
+        goto loaded;
     }
     if ((rc = pps_run_follow_open(path, &m->follow, err)) < 0)
         goto fail;
@@ -210,9 +284,12 @@ int pps__tui_model_load(struct pps_tui_model *m, const char *path, size_t first_
             (rc = keep_newest(m, err)) < 0)
             goto fail;
     } while (more && !first_rows);
-    m->base_ns = m->run->t_min;
     m->loading = more;
     pps_run_follow_progress(m->follow, &m->load_read, &m->load_total);
+    if (!more && (rc = keep_final(m, err)) < 0)
+        goto fail;
+loaded:
+    m->base_ns = m->run->t_min;
     /* The report costs the whole run: it waits until the whole run is in. */
     if (!m->loading && (rc = make_report(m, err)) < 0)
         goto fail;
@@ -230,6 +307,8 @@ int pps__tui_model_apply(struct pps_tui_model *m, uint64_t sig, int more, struct
     double t = now_s();
     int rc, moved, loaded, dropped;
 
+    if (!m->follow)
+        return 0; /* a finished run read through its index: nothing is added */
     /* A report being made reads the run: it is taken before the run changes. */
     if (m->job && (rc = pps__tui_model_report_take(m, 1, err)) < 0)
         return rc;
@@ -237,10 +316,16 @@ int pps__tui_model_apply(struct pps_tui_model *m, uint64_t sig, int more, struct
         return moved;
     if ((dropped = keep_newest(m, err)) < 0)
         return dropped;
-    moved |= dropped;
     m->sig = sig;
     loaded = m->loading && !more;
     m->loading = m->loading && more;
+    if (!m->loading) {
+        int fin = keep_final(m, err);
+        if (fin < 0)
+            return fin;
+        dropped |= fin;
+    }
+    moved |= dropped;
     pps_run_follow_progress(m->follow, &m->load_read, &m->load_total);
     if ((rc = pps_tui_index_update(&m->index, m->run, moved, err)) < 0)
         return rc;
@@ -264,8 +349,8 @@ int pps__tui_model_update(struct pps_tui_model *m, struct pps_err *err)
     uint64_t sig = pps__tui_signature(m->path);
     int rc;
 
-    if (sig == m->sig && !m->loading)
-        return 0;
+    if ((sig == m->sig && !m->loading) || !m->follow)
+        return 0; /* no follower: a finished run read through its index */
     if ((rc = pps_run_follow_fetch(m->follow, 0, NULL, err)) < 0)
         return rc;
     if ((rc = pps__tui_model_apply(m, sig, 0, err)) < 0)

@@ -18,6 +18,18 @@ int pps_tui_once(const char *path_a, const char *path_b, const struct pps_tui_op
     rc = pps_tui_open(&ui, path_a, path_b, err);
     if (rc < 0)
         return rc;
+    for (int m = 0; o.log && m < ui.n_models; m++) {
+        const struct pps_run *run = ui.models[m].run;
+        fprintf(o.log, "view: %s: %s, %zu spans held", m ? "B" : "A",
+                ui.models[m].windowed
+                    ? "its newest iterations through the index (the run's summary)"
+                    : "read whole",
+                run->n_spans);
+        if (run->first_iter > 0)
+            fprintf(o.log, " (iterations %d on, of %zu spans)", run->first_iter,
+                    run->n_spans + run->n_dropped);
+        fputc('\n', o.log);
+    }
     rc = pps_tui_frame_init(&f, cols, rows);
     if (rc < 0) {
         pps_err_set(err, rc, "out of memory for a %dx%d frame", cols, rows);

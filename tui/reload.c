@@ -108,6 +108,9 @@ static void *reload_main(void *arg)
             uint64_t sig;
             int rc;
 
+            /* A finished run read through its index has no follower: nothing is added to it. */
+            if (!s->follow)
+                continue;
             if (s->loading) {
                 if (!s->have_ready && !s->err.code)
                     load_chunk(r, s);

@@ -18,6 +18,12 @@ struct pps_tui_opts {
     /* Spans each run keeps in memory: past it, the oldest whole iterations are dropped (the view
      * says which it holds), so that a run of days is followed in bounded memory. 0: all. */
     size_t max_spans;
+    /* Read every run whole, even a finished one whose summary says where its newest iterations
+     * begin (by default those alone are read, through the index, where max_spans drops the rest).
+     */
+    int no_summary;
+    /* With --once: where each run was read from, one line per run (NULL: nothing). */
+    FILE *log;
 };
 
 /* The default of --max-spans: about 200 MB of spans, index and report (202 MB peak measured on a

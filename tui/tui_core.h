@@ -314,7 +314,13 @@ struct pps_tui_model {
      * where it was). */
     size_t max_spans;
     int64_t base_ns;
+    /* A finished run opened by its newest iterations through the index (its summary said
+     * which): follow is NULL, nothing more is read. */
+    int windowed;
 };
+
+/* The end of a window that reaches past every span a run can hold (times are within 2^62 ns). */
+#define PPS_TUI_TIME_END ((int64_t)1 << 62)
 
 /* The selected op: a model, a lane and the op's position in the lane. */
 struct pps_tui_sel {

@@ -11,9 +11,11 @@
 /* Loads path into m (fresh or released): run, report, flags, index and the files' signature.
  * first_rows 0: the whole run; else about that many spans, and m->loading = 1 when the run has
  * more (no report until the rest is applied). max_spans (0: all): the spans m keeps, the newest
- * whole iterations (pps_run_drop_before()), read a chunk at a time so that memory stays near it. */
+ * whole iterations (pps_run_drop_before()), read a chunk at a time so that memory stays near it;
+ * a finished run past it that has a summary (unless no_summary) is read by those iterations
+ * alone, through the index (m->windowed). Read whole, a finished run ends holding the same. */
 int pps__tui_model_load(struct pps_tui_model *m, const char *path, size_t first_rows,
-                        size_t max_spans, struct pps_err *err);
+                        size_t max_spans, int no_summary, struct pps_err *err);
 void pps__tui_model_release(struct pps_tui_model *m);
 /* The rows a load reads at a time where spans are kept within max_spans (a quarter of them). */
 size_t pps__tui_chunk_of(size_t max_spans);

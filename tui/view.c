@@ -222,7 +222,8 @@ static int open_runs(struct pps_tui *ui, const char *path_a, const char *path_b,
     int rc = 0;
 
     for (int m = 0; m < 2 && paths[m]; m++) {
-        rc = pps__tui_model_load(&ui->models[m], paths[m], first_rows, ui->opts.max_spans, err);
+        rc = pps__tui_model_load(&ui->models[m], paths[m], first_rows, ui->opts.max_spans,
+                                 ui->opts.no_summary, err);
         if (rc < 0) {
             pps_tui_release(ui);
             return rc;

@@ -157,15 +157,20 @@ static void test_keep_iter_chooses_whole_iterations(void)
     write_trim_run(dir);
     CHECK_EQ_INT(pps_run_load(dir, &run, &err), 0);
     if (run) {
-        /* 2 ranks x (10 x 3 + 1) spans; 40 labelled of 62: a keep of 16 labelled, 4 iterations. */
+        /* 2 ranks x (10 x 3 + 1) spans; 40 labelled of 62, 4 an iteration: a keep of 25, the
+         * newest 6 iterations (24 labelled). */
         CHECK_EQ_INT(run->n_spans, 62);
         CHECK_EQ_INT(pps_run_keep_iter(run, 62), 0); /* all of it fits */
         CHECK_EQ_INT(pps_run_keep_iter(run, 1000), 0);
-        CHECK_EQ_INT(pps_run_keep_iter(run, 25), ITERS - 4); /* 25/62 of 40 = 16: 4 whole */
-        CHECK_EQ_INT(pps_run_keep_iter(run, 1), ITERS - 1);  /* one iteration stays */
+        CHECK_EQ_INT(pps_run_keep_iter(run, 25), ITERS - 6);
+        CHECK_EQ_INT(pps_run_keep_iter(run, 24), ITERS - 6);
+        CHECK_EQ_INT(pps_run_keep_iter(run, 23), ITERS - 5);
+        CHECK_EQ_INT(pps_run_keep_iter(run, 16), ITERS - 4);
+        CHECK_EQ_INT(pps_run_keep_iter(run, 1), ITERS - 1); /* one iteration stays */
         pps_run_drop_before(run, ITERS - 4);
         CHECK_EQ_INT(pps_run_keep_iter(run, 1), ITERS - 1);
         CHECK_EQ_INT(pps_run_keep_iter(run, 1000), ITERS - 4); /* nothing more to drop */
+        CHECK_EQ_INT(pps_run_keep_iter(run, 16), ITERS - 4);   /* the same from what is left */
     }
     pps_run_free(run);
     tmpdir_free(dir);

@@ -16,7 +16,7 @@ static char tmp[4096];
 
 static void open_ui(struct pps_tui *ui, const char *a, const char *b)
 {
-    struct pps_tui_opts o = {1, 0, 0.5, 0};
+    struct pps_tui_opts o = {1, 0, 0.5, 0, 0, NULL};
     struct pps_err err = {0, ""};
 
     pps_tui_init(ui, &o);

@@ -34,7 +34,7 @@ static void row_text(const struct pps_tui_frame *f, int y, char *buf, size_t len
 
 static void open_ui(struct pps_tui *ui, const char *a, const char *b)
 {
-    struct pps_tui_opts o = {1, 0, 0.5, 0};
+    struct pps_tui_opts o = {1, 0, 0.5, 0, 0, NULL};
     struct pps_err err = {0, ""};
 
     pps_tui_init(ui, &o);
@@ -586,7 +586,7 @@ static void test_view_reloader_thread(void)
  * reloader brought the rest, the frame is the one --once prints of the whole run. */
 static void test_view_progressive_open_ends_as_once(void)
 {
-    struct pps_tui_opts o = {1, 0, 0.02, 0};
+    struct pps_tui_opts o = {1, 0, 0.02, 0, 0, NULL};
     struct pps_tui ui;
     struct pps_tui_frame f;
     struct pps__tui_reloader *r = NULL;
@@ -679,7 +679,7 @@ static void test_view_ab_aligned_by_iteration(void)
 
 static void test_once_writes_the_frame(void)
 {
-    struct pps_tui_opts o = {0, 1, 0.5, 0};
+    struct pps_tui_opts o = {0, 1, 0.5, 0, 0, NULL};
     struct pps_err err = {0, ""};
     char path[4200], line[512];
     FILE *fp;

@@ -1,0 +1,78 @@
+#!/bin/sh
+# view_window.sh - a finished run that `ppscope report` has summarised opens in `ppscope view` by
+# its newest iterations alone, read through the spans' (stage, start) index where --max-spans
+# drops the rest (docs/view.md), and shows frame for frame what reading the whole run shows
+# (--no-summary): for runs of one shard and of one shard per stage, at several zooms, pans,
+# iteration jumps, the critical path and a selected op, at 80x24 and 200x60. `-v` says which way
+# each run was read; a run within --max-spans, a run without a summary and a run still written
+# are read whole.
+#
+#   view_window.sh PPSCOPE
+. "$(dirname "$0")/lib.sh"
+cli_init view_window "$1"
+
+# same_frames WHAT RUN MAX: every key script and size, through the index and read whole.
+same_frames() {
+    what=$1
+    run=$2
+    max=$3
+    for size in 80x24 200x60; do
+        for keys in "" "+" "+++" "++++++<left><left>" "-" "---" "a" "g" "G" "pp" "ppp+f" \
+            "<pgup><pgup>" "c" "]]<enter>" "<tab>" "<tab><tab>"; do
+            "$PPS" view --once -v --size "$size" --max-spans "$max" --keys "$keys" "$run" \
+                >"$T/index.txt" 2>"$T/index.err" ||
+                { fail "$what: view --keys '$keys': $(cat "$T/index.err")"; continue; }
+            "$PPS" view --once -v --no-summary --size "$size" --max-spans "$max" --keys "$keys" \
+                "$run" >"$T/whole.txt" 2>"$T/whole.err" ||
+                { fail "$what: view --no-summary --keys '$keys': $(cat "$T/whole.err")"; continue; }
+            if grep -q "through the index" "$T/index.err" &&
+                grep -q "read whole" "$T/whole.err"; then ok; else
+                fail "$what: not read as asked: $(cat "$T/index.err" "$T/whole.err")"
+            fi
+            if cmp -s "$T/index.txt" "$T/whole.txt"; then ok; else
+                fail "$what, $size, keys '$keys': the frames differ:
+$(diff "$T/whole.txt" "$T/index.txt" | head -n 12)"
+            fi
+        done
+    done
+}
+
+# One shard: a simulated run, 19,200 spans.
+"$PPS" sim --schedule zb-h1 -p 4 -m 16 --iters 100 --trace "$T/sim" >/dev/null 2>"$T/err" ||
+    fail "sim: $(cat "$T/err")"
+expect_exit 0 view --once -v --max-spans 4000 "$T/sim"
+stderr_has "read whole" # no summary yet
+expect_exit 0 report "$T/sim"
+same_frames "one shard" "$T/sim" 4000
+# Within --max-spans: read whole, with or without a summary.
+expect_exit 0 view --once -v --max-spans 50000 "$T/sim"
+stderr_has "read whole, 19200 spans held"
+
+# One shard per stage (threads), interleaved, post-validated: 4 ranks' shards read together.
+"$PPS" run --backend emu --emu-tf 0.05 --emu-tb 0.05 --emu-tw 0.05 -s interleaved -v 2 -p 4 \
+    -m 8 --iters 40 --optimizer postval --quiet --out "$T/emu" >/dev/null 2>"$T/err" ||
+    fail "run: $(cat "$T/err")"
+expect_exit 0 report "$T/emu"
+same_frames "a shard per stage" "$T/emu" 2000
+
+# A run still written is read whole, and keeps being followed.
+"$PPS" run --backend emu --emu-tf 2 --emu-tb 2 --emu-tw 2 -p 2 -m 4 --iters 100000 --quiet \
+    --out "$T/live" >/dev/null 2>&1 &
+pid=$!
+n=0
+while [ $n -lt 100 ] && ! "$PPS" report --no-summary "$T/live" >/dev/null 2>&1; do
+    sleep 0.1
+    n=$((n + 1))
+done
+sleep 1
+"$PPS" report "$T/live" >/dev/null 2>&1
+expect_exit 0 view --once -v --max-spans 1000 "$T/live"
+stderr_has "read whole"
+kill "$pid" 2>/dev/null
+wait "$pid" 2>/dev/null
+
+# Bad input as before.
+expect_exit 2 view -v "$T/sim"
+stderr_has "--verbose goes with --once"
+
+cli_finish
