@@ -477,7 +477,7 @@ const char *pps_critpath_via_name(int via);
 #define PPS_SUMMARY_NAME    "report-r" PPS_SUMMARY_STR(PPS_SUMMARY_REVISION)
 
 /* rep's measurement and cp (may be NULL) as bytes (*out, malloc'd, *len of them), with run's
- * labels (which iterations its spans carry: pps_summary_newest) where run is not NULL. 0,
+ * labels (which iterations its spans carry: pps_summary_pick) where run is not NULL. 0,
  * PPS_ENOMEM. */
 int pps_summary_encode(const struct pps_run *run, const struct pps_report *rep,
                        const struct pps_critpath *cp, void **out, size_t *len,
@@ -493,21 +493,27 @@ int pps_summary_encode(const struct pps_run *run, const struct pps_report *rep,
 int pps_summary_decode(const struct pps_run *run, const void *buf, size_t len,
                        struct pps_report **rep, struct pps_critpath **cp, struct pps_err *err);
 
-/* What reading the newest iterations of a run alone takes (pps_summary_newest). */
-struct pps_summary_newest {
+/* Which iterations of a run to read alone, and where their spans lie (pps_summary_pick). */
+struct pps_summary_pick {
     int64_t spans;  /* the run's spans in all */
-    int first_iter; /* pps_run_keep_iter(run, keep) of the whole run */
-    int64_t t0;     /* the earliest start of a span labelled first_iter or later */
+    int first_iter; /* the first iteration chosen */
+    int end_iter;   /* the one after the last chosen; 0 where the last is the run's newest */
+    int64_t t0, t1; /* the earliest start and the latest end of a span labelled with them */
     int older;      /* there are labels below first_iter */
+    int newer;      /* and above the last chosen */
+    int n_iters;    /* the run's highest label + 1 (pps_run.n_iters of the whole run) */
 };
 /*
- * From the summary buf of a run: the newest whole iterations whose labelled spans number at most
- * keep (the newest at least), as pps_run_keep_iter() chooses them on the whole run, and where
- * their spans begin: pps_run_load_window(path, t0, ...) then pps_run_drop_before(first_iter)
- * holds what the whole run read and dropped to first_iter holds. 0; 1 where the summary has no
- * map of its labels (read the run whole); PPS_EFORMAT, PPS_ENOMEM.
+ * From the summary buf of a run: whole iterations whose labelled spans number at most keep (one
+ * at least), and where their spans lie. dir 0: the newest, as pps_run_keep_iter() chooses them
+ * on the whole run, so that pps_run_load_window(path, t0, ...) then pps_run_drop_before(
+ * first_iter) holds what reading the whole run and dropping to first_iter holds; dir -1: those
+ * ending at anchor (or the label below it), dir 1: those from anchor on (or the label above
+ * it). Read [t0, t1] through the index and drop the rest (pps_run_drop_before, _from) to hold
+ * them. 0; 1 where the summary has no map of its labels (read the run whole); PPS_EFORMAT,
+ * PPS_ENOMEM.
  */
-int pps_summary_newest(const void *buf, size_t len, size_t keep, struct pps_summary_newest *out,
-                       struct pps_err *err);
+int pps_summary_pick(const void *buf, size_t len, size_t keep, int anchor, int dir,
+                     struct pps_summary_pick *out, struct pps_err *err);
 
 #endif

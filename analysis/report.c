@@ -715,19 +715,22 @@ static void count_missing(const struct pps_run *run, struct pps_report *rep)
     if (*end || planned < 1 || planned > INT32_MAX)
         return;
     rep->planned_iters = (int)planned;
+    /* Iterations from end_iter on are not in memory (a view paged back): none is missing. */
+    if (run->end_iter > 0 && run->end_iter < planned)
+        planned = run->end_iter;
     /* The labels are sorted and distinct: the gaps between them in 0..planned-1, in the time of
      * the labels, not of the plan (a plan of 2^31 - 1 iterations is no reason to wait). */
     for (int next = run->first_iter > 0 ? run->first_iter : 0;; at++) {
-        int upto = at < rep->n_iters && rep->iters[at].iter < rep->planned_iters
+        int upto = at < rep->n_iters && rep->iters[at].iter < planned
                        ? rep->iters[at].iter
-                       : rep->planned_iters; /* the gap before this label, or the plan's tail */
+                       : (int)planned; /* the gap before this label, or the plan's tail */
         if (upto > next) {
             if (rep->missing_first < 0)
                 rep->missing_first = next;
             rep->missing_last = upto - 1;
             rep->n_missing += upto - next;
         }
-        if (upto == rep->planned_iters)
+        if (upto == planned)
             break;
         if (rep->iters[at].iter >= next)
             next = rep->iters[at].iter + 1;

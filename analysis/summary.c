@@ -163,7 +163,8 @@ static struct pps_stage_stats *iter_stage_at(void *ctx, size_t r)
 #define REPORT_INTS(X)                                                                             \
     X(p)                                                                                           \
     X(m)                                                                                           \
-    X(v) X(sched_kind) X(inferred) X(complete) X(dropped) X(n_outside) X(n_no_iter) X(n_full)      \
+    X(v)                                                                                           \
+    X(sched_kind) X(inferred) X(complete) X(dropped) X(n_outside) X(n_no_iter) X(n_full)           \
         X(planned_iters) X(n_missing) X(missing_first) X(missing_last) X(n_present)                \
             X(n_device_stages) X(postval) X(fused_bw) X(have_ovh) X(tcomm_measured) X(op_cv_stage) \
                 X(op_cv_kind) X(basis)
@@ -171,8 +172,9 @@ static struct pps_stage_stats *iter_stage_at(void *ctx, size_t r)
 #define REPORT_DOUBLES(X)                                                                          \
     X(total_window_ns)                                                                             \
     X(bubble)                                                                                      \
-    X(device_bubble) X(bubble_spread) X(steady_period_ns) X(steady_bubble) X(steady_spread)        \
-        X(iter_ns) X(bubble_quoted) X(bubble_exact) X(tcomm_ns) X(topt_ns) X(op_cv)
+    X(device_bubble)                                                                               \
+    X(bubble_spread) X(steady_period_ns) X(steady_bubble) X(steady_spread) X(iter_ns)              \
+        X(bubble_quoted) X(bubble_exact) X(tcomm_ns) X(topt_ns) X(op_cv)
 
 /* Per stage arrays of the report. */
 #define STAGE_ARRAYS_D(X) X(tf_ns) X(tb_ns) X(tw_ns) X(ovh_ns)
@@ -239,8 +241,9 @@ static void put_links(struct pps__sum_out *o, const struct pps_report *rep, stru
     pps__sum_f64s(o, "link." #f, c->d, n);
     LINK_I(from)
     LINK_I(to)
-    LINK_I(dup_ids) LINK_I(n_msgs) LINK_I(n_blocked) LINK_I(bounded) LINK_D(skew_ns)
-        LINK_D(latency_ns) LINK_D(min_ns)
+    LINK_I(dup_ids)
+    LINK_I(n_msgs) LINK_I(n_blocked) LINK_I(bounded) LINK_D(skew_ns) LINK_D(latency_ns)
+        LINK_D(min_ns)
 #undef LINK_I
 #undef LINK_D
 }
@@ -269,8 +272,9 @@ static void put_observed(struct pps__sum_out *o, const struct pps_schedule *sc, 
 #define STEP_I(X)                                                                                  \
     X(stage)                                                                                       \
     X(chunk)                                                                                       \
-    X(mb) X(kind) X(start_ns) X(end_ns) X(via) X(has_send) X(has_recv) X(send_start_ns)            \
-        X(send_end_ns) X(recv_start_ns) X(recv_end_ns) X(waited)
+    X(mb)                                                                                          \
+    X(kind) X(start_ns) X(end_ns) X(via) X(has_send) X(has_recv) X(send_start_ns) X(send_end_ns)   \
+        X(recv_start_ns) X(recv_end_ns) X(waited)
 #define STEP_D(X) X(on_path_ns) X(comm_ns) X(wait_ns)
 
 static void put_critpath(struct pps__sum_out *o, const struct pps_critpath *cp, struct cols *c)
@@ -305,7 +309,8 @@ static void put_critpath(struct pps__sum_out *o, const struct pps_critpath *cp, 
     pps__sum_f64s(o, "critpath.iter." #f, c->d, ni);
     CI_I(iter)
     CI_I(partial)
-    CI_I(t0) CI_I(t1) CI_I(n_steps) CI_D(window_ns) CI_D(length_ns) CI_D(comm_ns) CI_D(wait_ns)
+    CI_I(t0)
+    CI_I(t1) CI_I(n_steps) CI_D(window_ns) CI_D(length_ns) CI_D(comm_ns) CI_D(wait_ns)
 #undef CI_I
 #undef CI_D
         for (size_t it = 0; it < ni; it++)
@@ -341,7 +346,7 @@ static void put_critpath(struct pps__sum_out *o, const struct pps_critpath *cp, 
  */
 static int put_labels(struct pps__sum_out *o, const struct pps_run *run)
 {
-    int64_t *count, *first, *iter;
+    int64_t *count, *first, *last, *iter;
     size_t n = run->n_iters > 0 ? (size_t)run->n_iters : 0, k = 0;
 
     pps__sum_i64(o, "run.spans", (int64_t)run->n_spans);
@@ -349,10 +354,12 @@ static int put_labels(struct pps__sum_out *o, const struct pps_run *run)
         return 0;
     count = calloc(n, sizeof(*count));
     first = malloc(n * sizeof(*first));
+    last = malloc(n * sizeof(*last));
     iter = malloc(n * sizeof(*iter));
-    if (!count || !first || !iter) {
+    if (!count || !first || !last || !iter) {
         free(count);
         free(first);
+        free(last);
         free(iter);
         return -1;
     }
@@ -362,21 +369,30 @@ static int put_labels(struct pps__sum_out *o, const struct pps_run *run)
             size_t it = (size_t)sp->iter;
             if (sp->iter < 0 || it >= n)
                 continue;
-            if (!count[it]++ || sp->start_ns < first[it])
+            if (!count[it]++) {
                 first[it] = sp->start_ns;
+                last[it] = sp->end_ns;
+            }
+            if (sp->start_ns < first[it])
+                first[it] = sp->start_ns;
+            if (sp->end_ns > last[it])
+                last[it] = sp->end_ns;
         }
     for (size_t it = 0; it < n; it++)
         if (count[it]) {
             iter[k] = (int64_t)it;
             count[k] = count[it];
             first[k] = first[it];
+            last[k] = last[it];
             k++;
         }
     pps__sum_i64s(o, "labels.iter", iter, k);
     pps__sum_i64s(o, "labels.spans", count, k);
     pps__sum_i64s(o, "labels.first_ns", first, k);
+    pps__sum_i64s(o, "labels.last_ns", last, k);
     free(count);
     free(first);
+    free(last);
     free(iter);
     return 0;
 }
@@ -549,8 +565,9 @@ static int get_links(const struct pps__sum_in *in, struct pps_report *rep, struc
         rep->links[l].f = c->d[l];
     LINK_I(from)
     LINK_I(to)
-    LINK_I(dup_ids) LINK_I(n_msgs) LINK_I(n_blocked) LINK_I(bounded) LINK_D(skew_ns)
-        LINK_D(latency_ns) LINK_D(min_ns)
+    LINK_I(dup_ids)
+    LINK_I(n_msgs) LINK_I(n_blocked) LINK_I(bounded) LINK_D(skew_ns) LINK_D(latency_ns)
+        LINK_D(min_ns)
 #undef LINK_I
 #undef LINK_D
             return 0;
@@ -617,7 +634,8 @@ static int get_critpath(const struct pps__sum_in *in, struct pps_critpath **out,
     cp->f = (int)v;
     CP_I(p)
     CP_I(v)
-    CP_I(messages) CP_I(typical)
+    CP_I(messages)
+    CP_I(typical)
 #undef CP_I
         if ((rc = get_d(in, "critpath.length_ns", &cp->length_ns, err)) ||
             (rc = get_d(in, "critpath.window_ns", &cp->window_ns, err)) ||
@@ -652,7 +670,8 @@ static int get_critpath(const struct pps__sum_in *in, struct pps_critpath **out,
         cp->iters[it].f = c->d[it];
     CI_I(iter)
     CI_I(partial)
-    CI_I(t0) CI_I(t1) CI_I(n_steps) CI_D(window_ns) CI_D(length_ns) CI_D(comm_ns) CI_D(wait_ns)
+    CI_I(t0)
+    CI_I(t1) CI_I(n_steps) CI_D(window_ns) CI_D(length_ns) CI_D(comm_ns) CI_D(wait_ns)
 #undef CI_I
 #undef CI_D
         if ((rc = pps__sum_get_f64s(in, "critpath.iter.kind_ns", c->d, ni * K, err))) return rc;
@@ -723,6 +742,64 @@ static int check_ranges(const struct pps_report *rep, const struct pps_critpath 
     return ok ? 0 : pps_err_set(err, PPS_EFORMAT, "a damaged summary (a figure out of range)");
 }
 
+/* Whether every per-iteration and per-stage field holds as many values as n_iters and n_stages
+ * say, before anything is allocated by them: a damaged summary must not make the reader ask for
+ * memory that its bytes do not hold. */
+static int check_sizes(const struct pps__sum_in *in, int64_t ni, int64_t ns, struct pps_err *err)
+{
+    static const struct {
+        const char *name;
+        char type;
+        int per; /* 0: per iteration, 1: per stage, 2: per (iteration, stage) */
+        int times;
+    } f[] = {
+        {"iter.iter", 'i', 0, 1},
+        {"iter.t0", 'i', 0, 1},
+        {"iter.t1", 'i', 0, 1},
+        {"iter.partial", 'i', 0, 1},
+        {"iter.window_ns", 'd', 0, 1},
+        {"iter.bubble", 'd', 0, 1},
+        {"iter.device_bubble", 'd', 0, 1},
+        {"iter.phase_bubble", 'd', 0, PH},
+        {"stage.tf_ns", 'd', 1, 1},
+        {"stage.tb_ns", 'd', 1, 1},
+        {"stage.tw_ns", 'd', 1, 1},
+        {"stage.ovh_ns", 'd', 1, 1},
+        {"stage.spans", 'i', 1, 1},
+        {"stage.wait_peer", 'i', 1, 1},
+        {"stage.recv_peer", 'i', 1, 1},
+        {"total.stage", 'i', 1, 1},
+        {"total.present", 'i', 1, 1},
+        {"total.compute_ns", 'd', 1, 1},
+        {"total.idle_ns", 'd', 1, 1},
+        {"total.wait_ns", 'd', 1, 1},
+        {"total.idle_frac", 'd', 1, 1},
+        {"total.busy_ns", 'd', 1, K},
+        {"total.n_ops", 'i', 1, K},
+        {"total.phase_idle_ns", 'd', 1, PH},
+        {"iter.stage.stage", 'i', 2, 1},
+        {"iter.stage.present", 'i', 2, 1},
+        {"iter.stage.compute_ns", 'd', 2, 1},
+        {"iter.stage.idle_ns", 'd', 2, 1},
+        {"iter.stage.wait_ns", 'd', 2, 1},
+        {"iter.stage.idle_frac", 'd', 2, 1},
+        {"iter.stage.busy_ns", 'd', 2, K},
+        {"iter.stage.n_ops", 'i', 2, K},
+        {"iter.stage.phase_idle_ns", 'd', 2, PH},
+    };
+
+    for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+        int64_t want = (f[i].per == 0 ? ni : f[i].per == 1 ? ns : ni * ns) * f[i].times;
+        if (pps__sum_count(in, f[i].name, f[i].type) != want)
+            return pps_err_set(err, PPS_EFORMAT,
+                               "a damaged summary (%s holds %lld values, not "
+                               "%lld)",
+                               f[i].name, (long long)pps__sum_count(in, f[i].name, f[i].type),
+                               (long long)want);
+    }
+    return 0;
+}
+
 /* The report's arrays for n_iters iterations of its n_stages stages: rep->n_iters counts those
  * allocated, so that pps_report_free() frees what there is at any failure. */
 static int alloc_report(struct pps_report *rep, int n_iters, struct pps_err *err)
@@ -773,11 +850,8 @@ int pps_summary_decode(const struct pps_run *run, const void *buf, size_t len,
         (rc = get_count(&in, "report.n_iters", INT32_MAX, &n_iters, err)))
         goto out;
     /* Sizes to allocate by, against the fields that hold them. */
-    if (pps__sum_count(&in, "iter.iter", 'i') != n_iters ||
-        pps__sum_count(&in, "stage.tf_ns", 'd') != rep->n_stages) {
-        rc = pps_err_set(err, PPS_EFORMAT, "a damaged summary (its sizes disagree)");
+    if ((rc = check_sizes(&in, n_iters, rep->n_stages, err)))
         goto out;
-    }
     if ((rc = alloc_report(rep, n_iters, err)))
         goto out;
     if (cols_alloc(&c, (size_t)rep->n_iters * PH + (size_t)rep->n_stages + 1)) {
@@ -815,12 +889,14 @@ out:
     return rc;
 }
 
-int pps_summary_newest(const void *buf, size_t len, size_t keep, struct pps_summary_newest *out,
-                       struct pps_err *err)
+int pps_summary_pick(const void *buf, size_t len, size_t keep, int anchor, int dir,
+                     struct pps_summary_pick *out, struct pps_err *err)
 {
     struct pps__sum_in in = {NULL, 0};
-    int64_t revision, total, n, *iter = NULL, *count = NULL, *first = NULL;
-    size_t kept = 0, k;
+    int64_t revision, total, n, *v[4] = {NULL, NULL, NULL, NULL};
+    static const char *const names[4] = {"labels.iter", "labels.spans", "labels.first_ns",
+                                         "labels.last_ns"};
+    size_t kept = 0, lo, hi;
     int rc;
 
     memset(out, 0, sizeof(*out));
@@ -830,47 +906,59 @@ int pps_summary_newest(const void *buf, size_t len, size_t keep, struct pps_summ
         (rc = get_i(&in, "run.spans", &total, err)))
         goto out;
     n = pps__sum_count(&in, "labels.iter", 'i');
-    if (revision != PPS_SUMMARY_REVISION || n < 1 || total < 0) {
+    if (revision != PPS_SUMMARY_REVISION || n < 1 || total < 0 ||
+        pps__sum_count(&in, "labels.last_ns", 'i') != n) {
         rc = 1; /* no map of the labels: the run is read whole */
         goto out;
     }
-    iter = malloc((size_t)n * sizeof(*iter));
-    count = malloc((size_t)n * sizeof(*count));
-    first = malloc((size_t)n * sizeof(*first));
-    if (!iter || !count || !first) {
-        rc = pps_err_set(err, PPS_ENOMEM, "out of memory reading a summary");
-        goto out;
+    for (int f = 0; f < 4; f++) {
+        if (!(v[f] = malloc((size_t)n * sizeof(*v[f])))) {
+            rc = pps_err_set(err, PPS_ENOMEM, "out of memory reading a summary");
+            goto out;
+        }
+        if ((rc = pps__sum_get_i64s(&in, names[f], v[f], (size_t)n, err)))
+            goto out;
     }
-    if ((rc = pps__sum_get_i64s(&in, "labels.iter", iter, (size_t)n, err)) ||
-        (rc = pps__sum_get_i64s(&in, "labels.spans", count, (size_t)n, err)) ||
-        (rc = pps__sum_get_i64s(&in, "labels.first_ns", first, (size_t)n, err)))
-        goto out;
-    out->spans = total;
-    /* pps_run_keep_iter()'s choice: from the newest label down, whole iterations while their
-     * spans fit in keep, the newest one at least. */
-    k = (size_t)n;
-    out->first_iter = (int)iter[n - 1];
-    out->t0 = first[n - 1];
-    while (k > 0) {
-        if (count[k - 1] < 0 || iter[k - 1] < 0 || iter[k - 1] > INT32_MAX ||
-            (k < (size_t)n && iter[k - 1] >= iter[k])) {
+    for (int64_t k = 0; k < n; k++)
+        if (v[1][k] < 0 || v[0][k] < 0 || v[0][k] > INT32_MAX || (k && v[0][k] <= v[0][k - 1])) {
             rc = pps_err_set(err, PPS_EFORMAT, "a damaged summary (its labels)");
             goto out;
         }
-        if (kept + (size_t)count[k - 1] > keep && kept > 0)
-            break;
-        kept += (size_t)count[k - 1];
-        out->first_iter = (int)iter[k - 1];
-        out->t0 = first[k - 1] < out->t0 ? first[k - 1] : out->t0;
-        k--;
+    /* The anchor's slot: the newest label, or the first at or after anchor. */
+    lo = (size_t)n - 1;
+    if (dir != 0) {
+        lo = 0;
+        while (lo + 1 < (size_t)n && v[0][lo] < anchor)
+            lo++;
+        if (dir < 0 && v[0][lo] > anchor && lo > 0)
+            lo--;
     }
-    /* Every label from first_iter on is read; none older needs to be. */
-    out->older = k > 0;
+    hi = lo;
+    /* From the anchor away in dir (down for dir 0), whole iterations while their spans fit in
+     * keep, the anchor's at least: pps_run_keep_iter()'s choice, from where the view is. */
+    kept = (size_t)v[1][lo];
+    if (dir > 0)
+        while (hi + 1 < (size_t)n && kept + (size_t)v[1][hi + 1] <= keep)
+            kept += (size_t)v[1][++hi];
+    else
+        while (lo > 0 && kept + (size_t)v[1][lo - 1] <= keep)
+            kept += (size_t)v[1][--lo];
+    out->spans = total;
+    out->first_iter = (int)v[0][lo];
+    out->end_iter = hi + 1 < (size_t)n ? (int)v[0][hi] + 1 : 0;
+    out->t0 = v[2][lo];
+    out->t1 = v[3][lo];
+    for (size_t k = lo; k <= hi; k++) {
+        out->t0 = v[2][k] < out->t0 ? v[2][k] : out->t0;
+        out->t1 = v[3][k] > out->t1 ? v[3][k] : out->t1;
+    }
+    out->older = lo > 0;
+    out->newer = hi + 1 < (size_t)n;
+    out->n_iters = (int)v[0][n - 1] + 1;
     rc = 0;
 out:
-    free(iter);
-    free(count);
-    free(first);
+    for (int f = 0; f < 4; f++)
+        free(v[f]);
     pps__sum_in_release(&in);
     return rc;
 }

@@ -346,7 +346,7 @@ static int load_side(const char *path, struct pps_run **run, struct pps_report *
 {
     struct pps_err err = {0, ""};
     struct pps_critpath *cp = NULL;
-    int rc = pps_report_load(path, PPS_SUMMARY_USE, run, rep, &cp, NULL, 0, &err);
+    int rc = pps_report_load(path, PPS_SUMMARY_READ, run, rep, &cp, NULL, 0, &err);
 
     pps_critpath_free(cp);
     if (rc < 0 || pps_analysis_flags(*run, *rep, fl, &err) < 0)

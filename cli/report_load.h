@@ -10,12 +10,14 @@
 /* How report_load may use the run's summary. */
 enum pps_summary_use {
     PPS_SUMMARY_USE = 0, /* read it where it is of the run as it is; else measure and keep it */
+    PPS_SUMMARY_READ,    /* read it where it is of the run as it is; keep none (compare, sim) */
     PPS_SUMMARY_NONE,    /* measure the spans; neither read nor write a summary */
 };
 
 /*
  * *run (with its spans only where they were read: a report from the summary has the run's
- * metadata alone, pps_run_load_meta()), *rep and *cp of the run at path. A summary is kept only
+ * metadata alone, pps_run_load_meta()), *rep and *cp of the run at path (*cp NULL with
+ * PPS_SUMMARY_READ where the spans were read). A summary is kept only
  * for a run whose writers are done (complete, or gone): one still written changes at once.
  * *from (may be NULL) says where the figures came from, in words, for --verbose. A summary that
  * cannot be read or kept is no error: the report is made from the spans. pps_run_load()'s

@@ -171,7 +171,7 @@ int pps_sim_from(const struct pps_sim_from_opts *o)
     int n = 0, code = PPS_EXIT_OK;
 
     struct pps_critpath *cp = NULL;
-    int rc = pps_report_load(o->run, PPS_SUMMARY_USE, &run, &rep, &cp, NULL, 0, &err);
+    int rc = pps_report_load(o->run, PPS_SUMMARY_READ, &run, &rep, &cp, NULL, 0, &err);
 
     pps_critpath_free(cp);
     if (rc < 0 || make_rows(o, rep, rows, &n, &err) < 0) {

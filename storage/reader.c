@@ -33,7 +33,7 @@ struct loader {
     int check_only;                /* pps__run_check(): spans are checked and counted, not kept */
     int windowed;                  /* pps_run_load_window(): the spans meeting [w0, w1) */
     int64_t w0, w1;
-    int meta_only;                 /* pps_run_load_meta(): no spans at all */
+    int meta_only; /* pps_run_load_meta(): no spans at all */
     /* pps__run_check(): told the spans read so far, every 2^16 */
     void (*progress)(void *ctx, int64_t spans);
     void *progress_ctx;
@@ -303,14 +303,15 @@ static uint64_t fnv(uint64_t h, const void *data, size_t n)
     return h;
 }
 
-/* The file's size and modification time, and its log's where it has one, into the stamp: any
- * write by anyone (an edit of a row in place too) changes them. Taken before the file is read, so
- * a change between the two makes the stamp older than what was read, never newer. */
+/* The file's inode, size, modification and change times, and its log's where it has one, into
+ * the stamp: any write by anyone (an edit of a row in place too) changes the change time, which
+ * no one can set back (touch sets the modification time only). Taken before the file is read,
+ * so a change between the two makes the stamp older than what was read, never newer. */
 static void stamp_stat(struct loader *ld, const char *path)
 {
     char wal[4096];
     struct stat st;
-    int64_t v[3];
+    int64_t v[6];
 
     for (int k = 0; k < 2; k++) {
         if (k == 1 && (size_t)snprintf(wal, sizeof(wal), "%s-wal", path) >= sizeof(wal))
@@ -320,6 +321,9 @@ static void stamp_stat(struct loader *ld, const char *path)
             v[0] = (int64_t)st.st_size;
             v[1] = (int64_t)st.st_mtim.tv_sec;
             v[2] = (int64_t)st.st_mtim.tv_nsec;
+            v[3] = (int64_t)st.st_ctim.tv_sec;
+            v[4] = (int64_t)st.st_ctim.tv_nsec;
+            v[5] = (int64_t)st.st_ino;
         }
         ld->run->stamp = fnv(ld->run->stamp, v, sizeof(v));
     }
@@ -330,8 +334,7 @@ static void stamp_stat(struct loader *ld, const char *path)
 static int stamp_file(struct loader *ld, sqlite3 *db, struct pps_err *err)
 {
     static const char *const sql[] = {
-        "SELECT coalesce(max(rowid), 0) FROM spans",
-        "SELECT coalesce(max(rowid), 0) FROM metrics",
+        "SELECT coalesce(max(rowid), 0) FROM spans", "SELECT coalesce(max(rowid), 0) FROM metrics",
         "SELECT count(*) FROM names", /* names are few, and keyed by (rank, id) */
     };
     int rc;

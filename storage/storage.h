@@ -165,6 +165,9 @@ struct pps_run {
      * them (pps_run_drop_before()), and n_dropped spans with them. 0 for a run read whole. */
     int first_iter;
     size_t n_dropped;
+    /* Iterations at end_iter and after are not in memory either (pps_run_drop_from(): a view
+     * paged back to older iterations); 0 for none. */
+    int end_iter;
 
     /* What the files held when read: a hash of every shard's highest span, metric and name row
      * and of the whole metadata. Rows are only appended, so any change to what a reader sees
@@ -178,10 +181,17 @@ struct pps_run {
  * instant: that start before it). What is left keeps its order; n_spans, t_min, t_max say what
  * is left, first_iter becomes iter and n_dropped counts what went. No-op for iter below
  * first_iter, or 0 and below; at first_iter it drops again what has come in below it since (a
- * shard read behind the others). For a view of a long run (ppscope view --max-spans): the analysis of what is left
- * is of iterations iter and on, and does not take the dropped ones for missing.
+ * shard read behind the others). For a view of a long run (ppscope view --max-spans): the analysis
+ * of what is left is of iterations iter and on, and does not take the dropped ones for missing.
  */
 void pps_run_drop_before(struct pps_run *run, int iter);
+/*
+ * Drops from memory the iterations of run at iter and after, as pps_run_drop_before() drops
+ * those before: spans labelled with them, their metrics rows, and spans without an iteration
+ * that start after the last end of a compute span labelled before iter (an instant: after or at
+ * it). end_iter becomes iter. No-op for iter <= first_iter (it would leave nothing).
+ */
+void pps_run_drop_from(struct pps_run *run, int iter);
 /* The iteration to keep from: the lowest of the newest whole iterations whose labelled spans
  * number at most keep (the newest one at least), or run->first_iter when the run holds at most
  * keep spans in all; -1 out of memory. It depends on the newest iterations alone. */

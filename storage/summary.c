@@ -43,10 +43,28 @@ static char *summary_path(const char *path, int *missing)
     return out;
 }
 
+/* A summary is waited for this long where another report holds it: it only saves time. */
+#define SUMMARY_BUSY_MS 500
+
+/* What is at file: 0 nothing, 1 a regular file (its size in *size), -1 anything else (a
+ * symbolic link, a FIFO, a directory: never opened, nor written through). */
+static int what_is(const char *file, off_t *size)
+{
+    struct stat st;
+
+    *size = 0;
+    if (lstat(file, &st) != 0)
+        return errno == ENOENT ? 0 : -1;
+    if (!S_ISREG(st.st_mode))
+        return -1;
+    *size = st.st_size;
+    return 1;
+}
+
 static int open_summary(const char *file, int write, sqlite3 **db, struct pps_err *err)
 {
     char *uri = pps__file_uri(file, write ? "mode=rwc" : "mode=ro");
-    int flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI |
+    int flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI | SQLITE_OPEN_NOFOLLOW |
                 (write ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY);
     int rc;
 
@@ -58,21 +76,27 @@ static int open_summary(const char *file, int write, sqlite3 **db, struct pps_er
     if (rc == SQLITE_OK)
         rc = sqlite3_extended_result_codes(*db, 1);
     if (rc == SQLITE_OK)
-        rc = sqlite3_busy_timeout(*db, PPS__BUSY_TIMEOUT_MS);
+        rc = sqlite3_busy_timeout(*db, SUMMARY_BUSY_MS);
     if (rc != SQLITE_OK)
         return pps__sql_fail(*db, rc, file, write ? "cannot write" : "cannot read", err);
     return 0;
 }
 
-/* The file's application_id and whether it has tables; PPS_EFORMAT for a file SQLite cannot
- * read. */
+/* The file's application_id and whether it has tables; PPS_EFORMAT, in the summary's words,
+ * for a file SQLite cannot read. */
 static int probe(sqlite3 *db, const char *file, int64_t *app_id, int64_t *tables,
                  struct pps_err *err)
 {
-    int rc = pps__count_rows(db, file, "PRAGMA application_id", app_id, err);
+    struct pps_err why = {0, ""};
+    int rc = pps__count_rows(db, file, "PRAGMA application_id", app_id, &why);
 
     if (rc == 0)
-        rc = pps__count_rows(db, file, "SELECT count(*) FROM sqlite_master", tables, err);
+        rc = pps__count_rows(db, file, "SELECT count(*) FROM sqlite_master", tables, &why);
+    if (rc == PPS_ENOMEM)
+        *err = why;
+    else if (rc < 0)
+        rc = pps_err_set(err, PPS_EFORMAT, "%s: not a ppscope summary (SQLite cannot read it)",
+                         file);
     return rc;
 }
 
@@ -84,7 +108,7 @@ int pps_run_summary_get(const char *path, const char *name, uint64_t stamp, void
     sqlite3_stmt *st = NULL;
     int64_t app_id = 0, tables = 0;
     int missing, rc;
-    struct stat sb;
+    off_t size;
 
     *data = NULL;
     *len = 0;
@@ -94,8 +118,12 @@ int pps_run_summary_get(const char *path, const char *name, uint64_t stamp, void
         rc = missing ? 0 : pps_err_set(err, PPS_ENOMEM, "%s: out of memory", path);
         goto out;
     }
-    if (stat(file, &sb) != 0) {
+    switch (what_is(file, &size)) {
+    case 0:
         rc = 0; /* no summary yet */
+        goto out;
+    case -1:
+        rc = pps_err_set(err, PPS_EFORMAT, "%s: not a ppscope summary (not a regular file)", file);
         goto out;
     }
     if ((rc = open_summary(file, 0, &db, err)) || (rc = probe(db, file, &app_id, &tables, err)))
@@ -140,14 +168,23 @@ int pps_run_summary_put(const char *path, const char *name, uint64_t stamp, cons
     sqlite3 *db = NULL;
     sqlite3_stmt *st = NULL;
     int64_t app_id = 0, tables = 0;
-    int missing, in_txn = 0, rc;
+    int missing, in_txn = 0, existed, rc;
     struct timespec now;
+    off_t size;
 
     if (!path || !name || !data || len == 0 || len > INT32_MAX)
         return pps_err_set(err, PPS_EINVAL, "pps_run_summary_put: nothing to keep");
     if (!(file = summary_path(path, &missing))) {
         rc = missing ? pps_err_set(err, PPS_ENOENT, "%s: no such run", path)
                      : pps_err_set(err, PPS_ENOMEM, "%s: out of memory", path);
+        goto out;
+    }
+    /* Only a summary of ours is written over, and only a file: a link is not followed. */
+    if ((existed = what_is(file, &size)) < 0) {
+        rc = pps_err_set(err, PPS_EFORMAT,
+                         "%s: not a ppscope summary (not a regular file): left "
+                         "as it is",
+                         file);
         goto out;
     }
     if ((rc = open_summary(file, 1, &db, err)))
@@ -157,7 +194,7 @@ int pps_run_summary_put(const char *path, const char *name, uint64_t stamp, cons
     in_txn = 1;
     if ((rc = probe(db, file, &app_id, &tables, err)))
         goto out;
-    if (tables > 0 && app_id != SUMMARY_APP_ID) {
+    if (existed && (app_id != SUMMARY_APP_ID || tables == 0)) {
         rc = pps_err_set(err, PPS_EFORMAT, "%s: not a ppscope summary: left as it is", file);
         goto out;
     }

@@ -31,22 +31,33 @@ static int kept(const struct pps_span *sp, int iter, int64_t cut)
     return sp->end_ns > sp->start_ns ? sp->end_ns > cut : sp->start_ns >= cut;
 }
 
-void pps_run_drop_before(struct pps_run *run, int iter)
+/* The last end of a compute span labelled below iter, over every stage; INT64_MIN: none. */
+static int64_t last_end_before(const struct pps_run *run, int iter)
 {
-    int64_t cut;
+    int64_t t = INT64_MIN;
+
+    for (int s = 0; s < run->n_stages; s++)
+        for (size_t i = 0; i < run->stages[s].n; i++) {
+            const struct pps_span *sp = &run->stages[s].spans[i];
+            if (sp->iter >= 0 && sp->iter < iter && pps_span_kind_is_compute(sp->kind) &&
+                sp->end_ns > t)
+                t = sp->end_ns;
+        }
+    return t;
+}
+
+/* Spans, t_min, t_max and metrics of run after a cut: keep(span) says what stays. */
+static void keep_only(struct pps_run *run, int (*keep)(const struct pps_span *, int, int64_t),
+                      int iter, int64_t cut, int metrics_from)
+{
     size_t n = 0, m = 0;
     int have_t = 0;
 
-    /* At first_iter itself: what came in since the last drop below it (rows a reader fetched
-     * later, from a shard behind the others) goes too. */
-    if (!run || iter <= 0 || iter < run->first_iter)
-        return;
-    cut = first_start_from(run, iter);
     for (int s = 0; s < run->n_stages; s++) {
         struct pps_stage_spans *b = &run->stages[s];
         size_t k = 0;
         for (size_t i = 0; i < b->n; i++)
-            if (kept(&b->spans[i], iter, cut))
+            if (keep(&b->spans[i], iter, cut))
                 b->spans[k++] = b->spans[i];
         run->n_dropped += b->n - k;
         b->n = k;
@@ -63,10 +74,34 @@ void pps_run_drop_before(struct pps_run *run, int iter)
     if (!have_t)
         run->t_min = run->t_max = 0;
     for (size_t i = 0; i < run->n_metrics; i++)
-        if (run->metrics[i].iter >= iter)
+        if (metrics_from ? run->metrics[i].iter >= iter : run->metrics[i].iter < iter)
             run->metrics[m++] = run->metrics[i];
     run->n_metrics = m;
+}
+
+void pps_run_drop_before(struct pps_run *run, int iter)
+{
+    /* At first_iter itself: what came in since the last drop below it (rows a reader fetched
+     * later, from a shard behind the others) goes too. */
+    if (!run || iter <= 0 || iter < run->first_iter)
+        return;
+    keep_only(run, kept, iter, first_start_from(run, iter), 1);
     run->first_iter = iter;
+}
+
+static int kept_before(const struct pps_span *sp, int iter, int64_t cut)
+{
+    if (sp->iter >= 0)
+        return sp->iter < iter;
+    return sp->end_ns > sp->start_ns ? sp->start_ns < cut : sp->start_ns <= cut;
+}
+
+void pps_run_drop_from(struct pps_run *run, int iter)
+{
+    if (!run || iter <= run->first_iter || (run->end_iter > 0 && iter > run->end_iter))
+        return;
+    keep_only(run, kept_before, iter, last_end_before(run, iter), 0);
+    run->end_iter = iter;
 }
 
 static int int_cmp(const void *a, const void *b)

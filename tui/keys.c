@@ -87,6 +87,42 @@ static void do_end(struct pps_tui *ui)
     pps__tui_follow(ui);
 }
 
+/* Past the iterations held of a finished run (--max-spans dropped the others): the next ones
+ * in dir, read through the index, holding the one at hand too. The index in the new report of
+ * the iteration after label in dir; -1 where there is nothing to read (the run's own first or
+ * last, a live run, A/B, no summary), -2 where reading failed (said on the status line). The view
+ * stays on the same time (its run's first span moved). */
+static int page(struct pps_tui *ui, int label, int dir)
+{
+    struct pps_tui_model *m = &ui->models[0];
+    struct pps_err err = {0, ""};
+    const struct pps_report *rep;
+    int rc;
+
+    if (ui->n_models != 1 || (dir < 0 && m->run->first_iter <= 0) ||
+        (dir > 0 && m->run->end_iter <= 0))
+        return -1;
+    rc = pps__tui_model_page(m, label, dir, &err);
+    if (rc < 0) {
+        pps__tui_say(ui, "%s", err.msg);
+        return -2;
+    }
+    if (rc == 0)
+        return -1;
+    ui->sel.valid = 0;
+    pps__tui_updated(ui, 0, NULL);
+    rep = m->rep;
+    for (int k = 0; rep && k < rep->n_iters; k++)
+        if (dir < 0 ? rep->iters[k].iter < label &&
+                          (k + 1 == rep->n_iters || rep->iters[k + 1].iter >= label)
+                    : rep->iters[k].iter > label) {
+            pps__tui_say(ui, "read iterations %d-%d through the index", rep->iters[0].iter,
+                         rep->iters[rep->n_iters - 1].iter);
+            return k;
+        }
+    return -1;
+}
+
 /* Next (dir 1) or previous iteration, keeping the zoom and the offset into the iteration. */
 static void step_iter(struct pps_tui *ui, int dir)
 {
@@ -106,7 +142,21 @@ static void step_iter(struct pps_tui *ui, int dir)
     if ((dir > 0 && c < rep->iters[it].t0) || (dir < 0 && c >= rep->iters[it].t1))
         to = it;
     if (to < 0 || to >= rep->n_iters) {
-        pps__tui_say(ui, "no %s iteration", dir > 0 ? "later" : "earlier");
+        /* Beyond what is held: the next iterations read, and the same move onto them. */
+        int64_t from_t0 = rep->iters[it].t0;
+        int paged = page(ui, rep->iters[it].iter, dir);
+
+        if (paged == -1)
+            pps__tui_say(ui, "no %s iteration", dir > 0 ? "later" : "earlier");
+        if (paged < 0)
+            return;
+        rep = ui->models[0].rep;
+        to = paged;
+        it = -1;
+        ui->follow = 0;
+        pps__tui_pan(ui, rep->iters[to].t0 - from_t0);
+        if (2 * (ui->t1 - ui->t0) > 3 * (rep->iters[to].t1 - rep->iters[to].t0))
+            pps__tui_fit_iter(ui, to);
         return;
     }
     if (dir < 0)

@@ -210,7 +210,7 @@ static int keep_final(struct pps_tui_model *m, struct pps_err *err)
 static int load_newest(struct pps_tui_model *m, const char *path, struct pps_err *err)
 {
     struct pps_run *meta = NULL, *run = NULL;
-    struct pps_summary_newest nw;
+    struct pps_summary_pick nw;
     struct pps_err why = {0, ""};
     void *data = NULL;
     size_t len = 0;
@@ -220,7 +220,7 @@ static int load_newest(struct pps_tui_model *m, const char *path, struct pps_err
         !(meta->complete || pps_run_writers_gone(meta)) ||
         pps_run_summary_get(path, PPS_SUMMARY_NAME, meta->stamp, &data, &len, &why) != 1)
         goto out;
-    rc = pps_summary_newest(data, len, m->max_spans / 2, &nw, &why);
+    rc = pps_summary_pick(data, len, m->max_spans / 2, 0, 0, &nw, &why);
     if (rc == PPS_ENOMEM) {
         *err = why;
         goto out;
@@ -234,8 +234,57 @@ static int load_newest(struct pps_tui_model *m, const char *path, struct pps_err
         goto out;
     pps_run_drop_before(run, nw.first_iter);
     run->n_dropped = (size_t)nw.spans - run->n_spans;
+    run->n_iters = nw.n_iters;
     m->run = run;
     run = NULL;
+    rc = 1;
+out:
+    free(data);
+    pps_run_free(run);
+    pps_run_free(meta);
+    return rc;
+}
+
+int pps__tui_model_page(struct pps_tui_model *m, int anchor, int dir, struct pps_err *err)
+{
+    struct pps_run *meta = NULL, *run = NULL;
+    struct pps_tui_index *index = NULL;
+    struct pps_summary_pick pk;
+    struct pps_err why = {0, ""};
+    void *data = NULL;
+    size_t len = 0;
+    int rc = 0;
+
+    if (!m->max_spans || m->loading || !m->run || pps_run_load_meta(m->path, &meta, &why) < 0 ||
+        !(meta->complete || pps_run_writers_gone(meta)) ||
+        pps_run_summary_get(m->path, PPS_SUMMARY_NAME, meta->stamp, &data, &len, &why) != 1)
+        goto out;
+    rc = pps_summary_pick(data, len, m->max_spans / 2, anchor, dir, &pk, &why);
+    if (rc == PPS_ENOMEM) {
+        *err = why;
+        goto out;
+    }
+    rc = 0;
+    if (pps_run_load_window(m->path, pk.t0, pk.t1 + 1, &run, &why) < 0)
+        goto out;
+    if (run->stamp != meta->stamp || (int64_t)run->n_spans > pk.spans)
+        goto out; /* the files changed between the two reads */
+    pps_run_drop_before(run, pk.first_iter);
+    pps_run_drop_from(run, pk.end_iter);
+    run->n_dropped = (size_t)pk.spans - run->n_spans;
+    run->n_iters = pk.n_iters; /* the run's, not the window's */
+    /* A report being made reads the run it replaces. */
+    if ((rc = pps__tui_model_report_take(m, 1, err)) < 0 ||
+        (rc = pps_tui_index_build(run, &index, err)) < 0)
+        goto out;
+    pps_tui_index_free(m->index);
+    m->index = index;
+    pps_run_free(m->run);
+    m->run = run;
+    run = NULL;
+    m->windowed = 1; /* its follower, where it has one, is read no more */
+    if ((rc = make_report(m, err)) < 0)
+        goto out;
     rc = 1;
 out:
     free(data);
@@ -307,7 +356,7 @@ int pps__tui_model_apply(struct pps_tui_model *m, uint64_t sig, int more, struct
     double t = now_s();
     int rc, moved, loaded, dropped;
 
-    if (!m->follow)
+    if (m->windowed)
         return 0; /* a finished run read through its index: nothing is added */
     /* A report being made reads the run: it is taken before the run changes. */
     if (m->job && (rc = pps__tui_model_report_take(m, 1, err)) < 0)
@@ -349,8 +398,8 @@ int pps__tui_model_update(struct pps_tui_model *m, struct pps_err *err)
     uint64_t sig = pps__tui_signature(m->path);
     int rc;
 
-    if ((sig == m->sig && !m->loading) || !m->follow)
-        return 0; /* no follower: a finished run read through its index */
+    if ((sig == m->sig && !m->loading) || m->windowed)
+        return 0; /* windowed: a finished run read through its index, which does not grow */
     if ((rc = pps_run_follow_fetch(m->follow, 0, NULL, err)) < 0)
         return rc;
     if ((rc = pps__tui_model_apply(m, sig, 0, err)) < 0)

@@ -17,6 +17,14 @@
 int pps__tui_model_load(struct pps_tui_model *m, const char *path, size_t first_rows,
                         size_t max_spans, int no_summary, struct pps_err *err);
 void pps__tui_model_release(struct pps_tui_model *m);
+/*
+ * Replaces what m holds of a finished run with other whole iterations, read through the index
+ * where the run's summary says where they lie (pps_summary_pick): those ending at anchor (dir
+ * -1) or starting at it (dir 1), within max_spans / 2, with the report and index of them. 1 when
+ * it did; 0 where it cannot (no budget, a live run, no summary of the run as it is): m is as
+ * it was. Negative on an error that leaves m as it was too.
+ */
+int pps__tui_model_page(struct pps_tui_model *m, int anchor, int dir, struct pps_err *err);
 /* The rows a load reads at a time where spans are kept within max_spans (a quarter of them). */
 size_t pps__tui_chunk_of(size_t max_spans);
 /* Reads what was added to m's run since it was loaded or last updated (when its files' signature

@@ -10,7 +10,11 @@
 #   - a run that changes after its summary (a span, a meta row) is measured again, and its
 #     summary replaced;
 #   - no summary is kept for a run still written, nor with --no-summary;
-#   - a file in the summary's place that is not one is neither read nor overwritten.
+#   - a file in the summary's place that is not one (another file, an empty one, a FIFO, a
+#     symbolic link) is neither read, followed nor overwritten, and never makes a report wait;
+#   - a summary changed anywhere (a bit of its bytes) is refused; a shard edited in place with its
+#     modification time set back is measured again;
+#   - compare and sim --from read a summary and keep none.
 #
 #   report_summary.sh PPSCOPE FIXTURES_DIR
 . "$(dirname "$0")/lib.sh"
@@ -145,13 +149,57 @@ fi
 
 # Something else in the summary's place is left alone, and the report is made from the spans.
 run=$T/sim-gpipe
-echo "not a summary" >"$run/ppscope.summary"
 "$PPS" report --no-summary "$run" >"$T/other.spans"
-"$PPS" report -v "$run" >"$T/other.rep" 2>"$T/err"
-rc=$?
-if [ $rc -eq 0 ] && cmp -s "$T/other.spans" "$T/other.rep" &&
-    [ "$(cat "$run/ppscope.summary")" = "not a summary" ]; then ok; else
-    fail "a file that is not a summary: exit $rc, $(cat "$T/err")"
+# other WHAT: the report with $run/ppscope.summary as it is now, and what is there after it.
+other() {
+    ls -l "$run/ppscope.summary" >"$T/before" 2>&1
+    timeout 30 "$PPS" report -v "$run" >"$T/other.rep" 2>"$T/err"
+    rc=$?
+    ls -l "$run/ppscope.summary" >"$T/after" 2>&1
+    if [ $rc -eq 0 ] && cmp -s "$T/other.spans" "$T/other.rep" && cmp -s "$T/before" "$T/after" &&
+        grep -q "no summary kept" "$T/err"; then ok; else
+        fail "$1 in the summary's place: exit $rc, $(cat "$T/err"); $(cat "$T/before" "$T/after")"
+    fi
+}
+echo "not a summary" >"$run/ppscope.summary"
+other "a text file"
+[ "$(cat "$run/ppscope.summary")" = "not a summary" ] || fail "the text file was changed"
+: >"$run/ppscope.summary"
+other "an empty file"
+[ -s "$run/ppscope.summary" ] && fail "the empty file was written"
+rm -f "$run/ppscope.summary"
+mkfifo "$run/ppscope.summary" && other "a FIFO"
+rm -f "$run/ppscope.summary"
+ln -s "$T/elsewhere.db" "$run/ppscope.summary" && other "a dangling symbolic link"
+[ -e "$T/elsewhere.db" ] && fail "the symbolic link was followed: $T/elsewhere.db was made"
+rm -f "$run/ppscope.summary"
+
+# A summary changed anywhere is refused, and made again.
+if command -v sqlite3 >/dev/null 2>&1; then
+    "$PPS" report "$run" >/dev/null 2>&1
+    sqlite3 "$run/ppscope.summary" \
+        "UPDATE summaries SET data = substr(data, 1, 1000) || x'ff' || substr(data, 1002)"
+    "$PPS" report -v "$run" >"$T/flipped" 2>"$T/err"
+    if grep -q "summary not used: a damaged summary" "$T/err" && cmp -s "$T/other.spans" "$T/flipped"
+    then ok; else fail "a changed summary: $(cat "$T/err")"; fi
+    # A shard edited in place, its modification time set back: its change time tells.
+    run=$T/sim-1f1b
+    "$PPS" report "$run" >/dev/null 2>&1
+    touch -r "$run/rank-00000.db" "$T/when"
+    sqlite3 "$run/rank-00000.db" "UPDATE spans SET end_ns = end_ns - 1 WHERE rowid = 5"
+    touch -r "$T/when" "$run/rank-00000.db"
+    "$PPS" report --no-summary --json "$run" >"$T/edited.spans"
+    "$PPS" report -v --json "$run" >"$T/edited" 2>"$T/err"
+    if grep -q "from [0-9]* spans" "$T/err" && cmp -s "$T/edited.spans" "$T/edited"; then ok; else
+        fail "a shard edited in place and touched back: $(cat "$T/err")"
+    fi
 fi
+
+# compare and sim --from read a summary and keep none.
+run=$T/sim-zb-h2
+rm -f "$run/ppscope.summary"
+expect_exit 0 compare "$run" "$run"
+expect_exit 0 sim --from "$run"
+[ -e "$run/ppscope.summary" ] && fail "compare or sim --from kept a summary"
 
 cli_finish

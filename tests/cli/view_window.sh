@@ -44,6 +44,33 @@ expect_exit 0 view --once -v --max-spans 4000 "$T/sim"
 stderr_has "read whole" # no summary yet
 expect_exit 0 report "$T/sim"
 same_frames "one shard" "$T/sim" 4000
+# Paging: past the first (or last) iteration held, p (n) reads the iterations before (after)
+# through the index, the one at hand with them, down to the run's first and back to its last.
+# header KEYS: the header's iterations after KEYS.
+header() {
+    "$PPS" view --once --size 120x24 --max-spans 4000 --keys "$1" "$T/sim" 2>"$T/err" |
+        head -n 1 | grep -o 'iters [0-9]*-[0-9]* of [0-9]*'
+}
+ps=$(printf 'p%.0s' $(seq 100))
+ns=$(printf 'n%.0s' $(seq 100))
+for case in "Gf|iters 90-99 of 100" "Gfpppppppppppp|iters 81-90 of 100" \
+    "Gf${ps}|iters 0-9 of 100" "Gf${ps}nnnnnnnnnnn|iters 9-18 of 100" \
+    "Gf${ps}${ns}|iters 90-99 of 100"; do
+    keys=${case%%|*}
+    want=${case#*|}
+    got=$(header "$keys")
+    if [ "$got" = "$want" ]; then ok; else
+        fail "paging, keys ${keys%%ppp*}...: '$got', expected '$want' ($(cat "$T/err"))"
+    fi
+done
+# The paged view's report is of what it holds: none of the planned 100 iterations is missing.
+"$PPS" view --once --size 200x60 --max-spans 4000 --keys "Gfpppppppppppp" "$T/sim" >"$T/paged.txt"
+if grep -q "MISSING" "$T/paged.txt"; then fail "a paged view calls iterations missing"; else ok; fi
+# A/B does not page (the two would no longer align): as before, no earlier iteration.
+"$PPS" view --once --size 120x24 --max-spans 4000 --keys "Gfpppppppppppp" "$T/sim" "$T/sim" \
+    >"$T/ab.txt"
+if grep -q "no earlier iteration" "$T/ab.txt"; then ok; else fail "A/B paged: $(tail -n 3 "$T/ab.txt")"; fi
+
 # Within --max-spans: read whole, with or without a summary.
 expect_exit 0 view --once -v --max-spans 50000 "$T/sim"
 stderr_has "read whole, 19200 spans held"

@@ -176,9 +176,76 @@ static void test_keep_iter_chooses_whole_iterations(void)
     tmpdir_free(dir);
 }
 
+/* pps_run_drop_from(): iterations 3-5 of the run, held as a view paged back holds them: every
+ * span labelled 3..5 and none other, the unlabelled spans that start before 5's last op ends
+ * (and reach past 3's first, after pps_run_drop_before), their metrics; a report of them with
+ * no iteration missing, although the run planned 10. */
+static void test_drop_from_keeps_the_middle(void)
+{
+    char *dir = tmpdir_new();
+    struct pps_run *full = NULL, *run = NULL;
+    struct pps_report *rep = NULL;
+    struct pps_err err = {0, ""};
+    int64_t cut_lo = INT64_MAX, cut_hi = INT64_MIN;
+    size_t want = 0;
+
+    write_trim_run(dir);
+    CHECK_EQ_INT(pps_run_load(dir, &full, &err), 0);
+    CHECK_EQ_INT(pps_run_load(dir, &run, &err), 0);
+    if (!full || !run)
+        goto out;
+    for (int s = 0; s < full->n_stages; s++)
+        for (size_t i = 0; i < full->stages[s].n; i++) {
+            const struct pps_span *sp = &full->stages[s].spans[i];
+            if (sp->iter >= 3 && sp->iter <= 5 && pps_span_kind_is_compute(sp->kind)) {
+                cut_lo = sp->start_ns < cut_lo ? sp->start_ns : cut_lo;
+                cut_hi = sp->end_ns > cut_hi ? sp->end_ns : cut_hi;
+            }
+        }
+    for (int s = 0; s < full->n_stages; s++)
+        for (size_t i = 0; i < full->stages[s].n; i++) {
+            const struct pps_span *sp = &full->stages[s].spans[i];
+            want += sp->iter >= 0 ? sp->iter >= 3 && sp->iter <= 5
+                                  : sp->end_ns > cut_lo && sp->start_ns < cut_hi;
+        }
+    pps_run_drop_from(run, 0); /* would leave nothing: no-op */
+    CHECK_EQ_INT((int)run->n_spans, (int)full->n_spans);
+    pps_run_drop_before(run, 3);
+    pps_run_drop_from(run, 6);
+    CHECK_EQ_INT(run->first_iter, 3);
+    CHECK_EQ_INT(run->end_iter, 6);
+    CHECK_EQ_INT((int)run->n_spans, (int)want);
+    CHECK_EQ_INT((int)(run->n_spans + run->n_dropped), (int)full->n_spans);
+    for (int s = 0; s < run->n_stages; s++)
+        for (size_t i = 0; i < run->stages[s].n; i++) {
+            const struct pps_span *sp = &run->stages[s].spans[i];
+            if (sp->iter >= 0)
+                CHECK(sp->iter >= 3 && sp->iter <= 5);
+            else
+                CHECK(sp->end_ns > cut_lo && sp->start_ns < cut_hi);
+        }
+    for (size_t i = 0; i < run->n_metrics; i++)
+        CHECK(run->metrics[i].iter >= 3 && run->metrics[i].iter <= 5);
+    CHECK_EQ_INT((int)run->n_metrics, 6);
+    CHECK_EQ_INT(pps_analysis_report(run, &rep, &err), 0);
+    if (rep) {
+        CHECK_EQ_INT(rep->n_iters, 3);
+        CHECK_EQ_INT(rep->n_missing, 0);
+        CHECK_EQ_INT(rep->n_full, 3);
+    }
+    pps_run_drop_from(run, 7); /* past what is held: no-op */
+    CHECK_EQ_INT(run->end_iter, 6);
+out:
+    pps_report_free(rep);
+    pps_run_free(full);
+    pps_run_free(run);
+    tmpdir_free(dir);
+}
+
 static const struct test_case cases[] = {
     TEST(test_drop_keeps_the_newest_iterations),
     TEST(test_keep_iter_chooses_whole_iterations),
+    TEST(test_drop_from_keeps_the_middle),
     {NULL, NULL},
 };
 

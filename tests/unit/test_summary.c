@@ -247,12 +247,68 @@ static void test_other_bytes_refused(void)
     run_free(run);
 }
 
+/* pps_summary_pick(): the newest iterations as pps_run_keep_iter() chooses them on the run, and
+ * from an anchor either way, each choice whole iterations within keep (one at least), its times
+ * covering every span labelled with them. */
+static void test_pick_iterations(void)
+{
+    struct pps_sim_costs c;
+    struct pps_sim_result res;
+    struct pps_run *run;
+    struct pps_report *rep;
+    struct pps_err err = {0, ""};
+    void *bytes = NULL;
+    size_t len = 0;
+    long per_iter;
+
+    uneven(&c, 3);
+    run = run_from_sim(PPS_SCHED_1F1B, 3, 4, 1, &c, 8, 2000, &res);
+    rep = report_of(run);
+    CHECK_EQ_INT(pps_summary_encode(run, rep, NULL, &bytes, &len, &err), 0);
+    per_iter = (long)run->n_spans / 8; /* every iteration alike */
+    for (size_t keep = 1; keep < run->n_spans + 5; keep += 7) {
+        struct pps_summary_pick pk;
+        CHECK_EQ_INT(pps_summary_pick(bytes, len, keep, 0, 0, &pk, &err), 0);
+        if (keep < run->n_spans)
+            CHECK_EQ_INT(pk.first_iter, pps_run_keep_iter(run, keep));
+        CHECK_EQ_INT(pk.end_iter, 0);
+        CHECK_EQ_INT((int)pk.spans, (int)run->n_spans);
+        CHECK_EQ_INT(pk.n_iters, 8);
+        CHECK_EQ_INT(pk.older, pk.first_iter > 0);
+        for (int dir = -1; dir <= 1; dir += 2)
+            for (int anchor = 0; anchor < 8; anchor++) {
+                int first, last;
+                CHECK_EQ_INT(pps_summary_pick(bytes, len, keep, anchor, dir, &pk, &err), 0);
+                first = pk.first_iter;
+                last = pk.end_iter ? pk.end_iter - 1 : 7;
+                CHECK(dir < 0 ? last == anchor : first == anchor);
+                CHECK(first == last || (size_t)((last - first + 1) * per_iter) <= keep);
+                /* No more would have fit. */
+                if (dir < 0 && first > 0)
+                    CHECK((size_t)((last - first + 2) * per_iter) > keep);
+                if (dir > 0 && last < 7)
+                    CHECK((size_t)((last - first + 2) * per_iter) > keep);
+                CHECK_EQ_INT(pk.older, first > 0);
+                CHECK_EQ_INT(pk.newer, last < 7);
+                for (int s = 0; s < run->n_stages; s++)
+                    for (size_t i = 0; i < run->stages[s].n; i++) {
+                        const struct pps_span *sp = &run->stages[s].spans[i];
+                        if (sp->iter >= first && sp->iter <= last)
+                            CHECK(sp->start_ns >= pk.t0 && sp->end_ns <= pk.t1);
+                    }
+            }
+    }
+    free(bytes);
+    pps_report_free(rep);
+    pps_sim_result_release(&res);
+    pps_sim_costs_release(&c);
+    run_free(run);
+}
+
 static const struct test_case cases[] = {
-    TEST(test_every_schedule),
-    TEST(test_links_peers_host_observed),
-    TEST(test_empty_run),
-    TEST(test_other_bytes_refused),
-    {NULL, NULL},
+    TEST(test_pick_iterations),           TEST(test_every_schedule),
+    TEST(test_links_peers_host_observed), TEST(test_empty_run),
+    TEST(test_other_bytes_refused),       {NULL, NULL},
 };
 
 int main(int argc, char **argv)
