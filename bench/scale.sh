@@ -8,7 +8,9 @@
 #                spans, measures them and keeps the summary)       goal <= 1.5x the scan
 #                and, beside it, `report --no-summary` (the same without keeping it), and what
 #                the summary costs on disk
-#   view         `ppscope view --once RUN`           goal < 0.5 s to the frame, < 300 MB
+#   view         `ppscope view --once RUN` once the run has its summary (its newest iterations
+#                through the index)                  goal < 0.5 s to the frame, < 300 MB
+#                and, beside it, `view --once --no-summary` (the whole run read, the same frame)
 #   merge        `ppscope merge RUN -o FILE`         goal >= 0.5x SQLite's insert rate
 #   disk         bytes per span of the shards, and against the same rows in a plain SQLite table
 #                (the insert baseline's file: no index, no ppscope tables), for the record
@@ -93,6 +95,10 @@ report_s=$1 summary_kb=$2
 grep -q '^verdict' "$tmp/out" || { echo "scale: the report from the summary has no verdict" >&2; exit 1; }
 set -- $(measure "$pps" view --once --size 200x60 "$run")
 view_s=$1 view_kb=$2
+cp "$tmp/out" "$tmp/view-index"
+set -- $(measure "$pps" view --once --no-summary --size 200x60 "$run")
+whole_s=$1 whole_kb=$2
+cmp -s "$tmp/out" "$tmp/view-index" || { echo "scale: the frames through the index and whole differ" >&2; exit 1; }
 set -- $(measure sqlite3 "$tmp/copy.db" "attach '$db' as src;
     create table spans as select * from src.spans where 0;
     insert into spans select * from src.spans;")
@@ -120,6 +126,7 @@ printf '  sqlite3 insert of the spans (baseline) %8.2f s\n' "$insert_s"
 printf '  sqlite3 insert, then its index         %8.2f s (what a merged file holds)\n' "$indexed_s"
 awk -v n="$n" -v b="$bytes" -v scan="$scan_s" -v rs="$report_s" -v rk="$report_kb" \
     -v ss="$spans_s" -v bs="$build_s" -v sb="$summary_b" -v sk="$summary_kb" \
+    -v ws="$whole_s" -v wk="$whole_kb" \
     -v vs="$view_s" -v vk="$view_kb" -v ins="$insert_s" -v ms="$merge_s" -v ixs="$indexed_s" -v plain="$plain" -v mk="$merge_kb" 'BEGIN {
     ok_r = (rs < 1) ? 1 : 0
     ok_b = (bs <= 1.5 * scan) ? 1 : 0
@@ -131,6 +138,7 @@ awk -v n="$n" -v b="$bytes" -v scan="$scan_s" -v rs="$report_s" -v rk="$report_k
     printf "R report memory, from spans|%.0f B a span|(67 when filed)|2\n", rk * 1024 / n
     printf "R summary on disk|%.1f MB, %.2f%%|of the shards|2\n", sb / 1e6, 100 * sb / b
     printf "R view --once %.2f s|%.0f MB|< 0.5 s, < 300 MB|%d\n", vs, vk / 1024, ok_v
+    printf "R view --once --no-summary|%.2f s, %.0f MB|(the same frame)|2\n", ws, wk / 1024
     printf "R merge %.2f s, %.0f MB|%.2fx the insert rate|>= 0.5x|%d\n", ms, mk / 1024, ins / ms, ok_m
     printf "R merge vs insert+index|%.2fx that rate|(the indexed floor)|2\n", ixs / ms
     printf "R disk|%.1f B a span|%.2fx a plain table|2\n", b / n, b / plain

@@ -1,7 +1,7 @@
 #!/bin/sh
 # run_files_only.sh - a finished run is its shard files alone (issue 11, item 10): a closed shard
 # is out of WAL mode (its header says rollback journal), view, export and merge leave nothing
-# beside the shards, report leaves only the run's summary (ppscope.summary, docs/schema.md:
+# beside the shards, run and report leave only the run's summary (ppscope.summary, docs/schema.md:
 # a ppscope summary, with no journal beside it), a finished run reads from read-only media, a
 # shard of an older ppscope (WAL mode, closed) is read without creating its -wal and -shm, and
 # a live shard stays in WAL.
@@ -30,13 +30,17 @@ only_shards() {
 }
 
 # read_all DIR: every reader over DIR, each must succeed; the readers but report first, which
-# must leave nothing at all beside the shards
+# must add nothing at all beside the shards
 read_all() {
+    before=$(ls -A "$1")
     expect_exit 0 view --once --size 120x30 "$1"
     expect_exit 0 export "$1" --csv "$T/x.csv" --svg "$T/x.svg" --force
     rm -f "$T/m.db"
     expect_exit 0 merge -q "$1" -o "$T/m.db"
-    only_shards "$1" "after view, export and merge"
+    after=$(ls -A "$1")
+    if [ "$before" = "$after" ]; then ok; else
+        fail "view, export and merge added beside the shards: $(echo $after)"
+    fi
     expect_exit 0 report "$1"
     expect_exit 0 report --json "$1"
 }
@@ -46,7 +50,8 @@ read_all() {
     fail "ppscope run: $(cat "$T/run.err")"
     cli_finish
 }
-only_shards "$T/run" "after the run"
+only_shards "$T/run" "after the run" summary
+[ -f "$T/run/ppscope.summary" ] || fail "ppscope run kept no summary of the run it wrote"
 for f in "$T"/run/rank-*.db; do
     [ "$(journal "$f")" = "1 1" ] || fail "$f: header journal '$(journal "$f")', expected 1 1"
 done
