@@ -164,17 +164,25 @@ static struct pps_stage_stats *iter_stage_at(void *ctx, size_t r)
     X(p)                                                                                           \
     X(m)                                                                                           \
     X(v)                                                                                           \
-    X(sched_kind) X(inferred) X(complete) X(dropped) X(n_outside) X(n_no_iter) X(n_full)           \
-        X(planned_iters) X(n_missing) X(missing_first) X(missing_last) X(n_present)                \
-            X(n_device_stages) X(postval) X(fused_bw) X(have_ovh) X(tcomm_measured) X(op_cv_stage) \
-                X(op_cv_kind) X(basis)
+    X(sched_kind)                                                                                  \
+    X(inferred) X(complete) X(dropped) X(n_outside) X(n_no_iter) X(n_full) X(planned_iters)        \
+        X(n_missing) X(missing_first) X(missing_last) X(n_present) X(n_device_stages) X(postval)   \
+            X(fused_bw) X(have_ovh) X(tcomm_measured) X(op_cv_stage) X(op_cv_kind) X(basis)
 
 #define REPORT_DOUBLES(X)                                                                          \
     X(total_window_ns)                                                                             \
     X(bubble)                                                                                      \
     X(device_bubble)                                                                               \
-    X(bubble_spread) X(steady_period_ns) X(steady_bubble) X(steady_spread) X(iter_ns)              \
-        X(bubble_quoted) X(bubble_exact) X(tcomm_ns) X(topt_ns) X(op_cv)
+    X(bubble_spread)                                                                               \
+    X(steady_period_ns) X(steady_bubble) X(steady_spread) X(iter_ns) X(bubble_quoted)              \
+        X(bubble_exact) X(tcomm_ns) X(topt_ns) X(op_cv)
+
+/* The links' fields, and the critical path's (the path's own, and each iteration's). */
+#define LINK_INTS(X)       X(from) X(to) X(dup_ids) X(n_msgs) X(n_blocked) X(bounded)
+#define LINK_DOUBLES(X)    X(skew_ns) X(latency_ns) X(min_ns)
+#define CP_INTS(X)         X(p) X(v) X(messages) X(typical)
+#define CP_ITER_INTS(X)    X(iter) X(partial) X(t0) X(t1) X(n_steps)
+#define CP_ITER_DOUBLES(X) X(window_ns) X(length_ns) X(comm_ns) X(wait_ns)
 
 /* Per stage arrays of the report. */
 #define STAGE_ARRAYS_D(X) X(tf_ns) X(tb_ns) X(tw_ns) X(ovh_ns)
@@ -239,11 +247,8 @@ static void put_links(struct pps__sum_out *o, const struct pps_report *rep, stru
     for (size_t l = 0; l < n; l++)                                                                 \
         c->d[l] = rep->links[l].f;                                                                 \
     pps__sum_f64s(o, "link." #f, c->d, n);
-    LINK_I(from)
-    LINK_I(to)
-    LINK_I(dup_ids)
-    LINK_I(n_msgs) LINK_I(n_blocked) LINK_I(bounded) LINK_D(skew_ns) LINK_D(latency_ns)
-        LINK_D(min_ns)
+    LINK_INTS(LINK_I)
+    LINK_DOUBLES(LINK_D)
 #undef LINK_I
 #undef LINK_D
 }
@@ -273,7 +278,8 @@ static void put_observed(struct pps__sum_out *o, const struct pps_schedule *sc, 
     X(stage)                                                                                       \
     X(chunk)                                                                                       \
     X(mb)                                                                                          \
-    X(kind) X(start_ns) X(end_ns) X(via) X(has_send) X(has_recv) X(send_start_ns) X(send_end_ns)   \
+    X(kind)                                                                                        \
+    X(start_ns) X(end_ns) X(via) X(has_send) X(has_recv) X(send_start_ns) X(send_end_ns)           \
         X(recv_start_ns) X(recv_end_ns) X(waited)
 #define STEP_D(X) X(on_path_ns) X(comm_ns) X(wait_ns)
 
@@ -307,14 +313,12 @@ static void put_critpath(struct pps__sum_out *o, const struct pps_critpath *cp, 
     for (size_t it = 0; it < ni; it++)                                                             \
         c->d[it] = cp->iters[it].f;                                                                \
     pps__sum_f64s(o, "critpath.iter." #f, c->d, ni);
-    CI_I(iter)
-    CI_I(partial)
-    CI_I(t0)
-    CI_I(t1) CI_I(n_steps) CI_D(window_ns) CI_D(length_ns) CI_D(comm_ns) CI_D(wait_ns)
+    CP_ITER_INTS(CI_I)
+    CP_ITER_DOUBLES(CI_D)
 #undef CI_I
 #undef CI_D
-        for (size_t it = 0; it < ni; it++)
-            memcpy(c->d + it * K, cp->iters[it].kind_ns, sizeof(double) * K);
+    for (size_t it = 0; it < ni; it++)
+        memcpy(c->d + it * K, cp->iters[it].kind_ns, sizeof(double) * K);
     pps__sum_f64s(o, "critpath.iter.kind_ns", c->d, ni * K);
     for (size_t it = 0; it < ni; it++)
         for (size_t s = 0; s < ns; s++)
@@ -563,14 +567,11 @@ static int get_links(const struct pps__sum_in *in, struct pps_report *rep, struc
         return rc;                                                                                 \
     for (int64_t l = 0; l < n; l++)                                                                \
         rep->links[l].f = c->d[l];
-    LINK_I(from)
-    LINK_I(to)
-    LINK_I(dup_ids)
-    LINK_I(n_msgs) LINK_I(n_blocked) LINK_I(bounded) LINK_D(skew_ns) LINK_D(latency_ns)
-        LINK_D(min_ns)
+    LINK_INTS(LINK_I)
+    LINK_DOUBLES(LINK_D)
 #undef LINK_I
 #undef LINK_D
-            return 0;
+    return 0;
 }
 
 static int get_observed(const struct pps__sum_in *in, struct pps_schedule *sc, struct cols *c,
@@ -632,16 +633,14 @@ static int get_critpath(const struct pps__sum_in *in, struct pps_critpath **out,
     if ((rc = get_i(in, "critpath." #f, &v, err)))                                                 \
         return rc;                                                                                 \
     cp->f = (int)v;
-    CP_I(p)
-    CP_I(v)
-    CP_I(messages)
-    CP_I(typical)
+    CP_INTS(CP_I)
 #undef CP_I
-        if ((rc = get_d(in, "critpath.length_ns", &cp->length_ns, err)) ||
-            (rc = get_d(in, "critpath.window_ns", &cp->window_ns, err)) ||
-            (rc = get_d(in, "critpath.comm_ns", &cp->comm_ns, err)) ||
-            (rc = get_d(in, "critpath.wait_ns", &cp->wait_ns, err)) ||
-            (rc = pps__sum_get_f64s(in, "critpath.kind_ns", cp->kind_ns, K, err))) return rc;
+    if ((rc = get_d(in, "critpath.length_ns", &cp->length_ns, err)) ||
+        (rc = get_d(in, "critpath.window_ns", &cp->window_ns, err)) ||
+        (rc = get_d(in, "critpath.comm_ns", &cp->comm_ns, err)) ||
+        (rc = get_d(in, "critpath.wait_ns", &cp->wait_ns, err)) ||
+        (rc = pps__sum_get_f64s(in, "critpath.kind_ns", cp->kind_ns, K, err)))
+        return rc;
     ni = (size_t)cp->n_iters;
     ns = (size_t)cp->n_stages;
     if (pps__sum_count(in, "critpath.iter.iter", 'i') != (int64_t)ni ||
@@ -668,13 +667,12 @@ static int get_critpath(const struct pps__sum_in *in, struct pps_critpath **out,
         return rc;                                                                                 \
     for (size_t it = 0; it < ni; it++)                                                             \
         cp->iters[it].f = c->d[it];
-    CI_I(iter)
-    CI_I(partial)
-    CI_I(t0)
-    CI_I(t1) CI_I(n_steps) CI_D(window_ns) CI_D(length_ns) CI_D(comm_ns) CI_D(wait_ns)
+    CP_ITER_INTS(CI_I)
+    CP_ITER_DOUBLES(CI_D)
 #undef CI_I
 #undef CI_D
-        if ((rc = pps__sum_get_f64s(in, "critpath.iter.kind_ns", c->d, ni * K, err))) return rc;
+    if ((rc = pps__sum_get_f64s(in, "critpath.iter.kind_ns", c->d, ni * K, err)))
+        return rc;
     for (size_t it = 0; it < ni; it++)
         memcpy(cp->iters[it].kind_ns, c->d + it * K, sizeof(double) * K);
     if ((rc = pps__sum_get_f64s(in, "critpath.iter.stage_ns", c->d, ni * ns, err)))
