@@ -509,7 +509,7 @@ struct pps_summary_pick {
  * on the whole run, so that pps_run_load_window(path, t0, ...) then pps_run_drop_before(
  * first_iter) holds what reading the whole run and dropping to first_iter holds; dir -1: those
  * ending at anchor (or the label below it), dir 1: those from anchor on (or the label above
- * it). Read [t0, t1] through the index and drop the rest (pps_run_drop_before, _from) to hold
+ * it), with one more than the anchor's at least where there is one, whatever keep says. Read [t0, t1] through the index and drop the rest (pps_run_drop_before, _from) to hold
  * them. 0; 1 where the summary has no map of its labels (read the run whole); PPS_EFORMAT,
  * PPS_ENOMEM.
  */

@@ -165,17 +165,19 @@ static struct pps_stage_stats *iter_stage_at(void *ctx, size_t r)
     X(m)                                                                                           \
     X(v)                                                                                           \
     X(sched_kind)                                                                                  \
-    X(inferred) X(complete) X(dropped) X(n_outside) X(n_no_iter) X(n_full) X(planned_iters)        \
-        X(n_missing) X(missing_first) X(missing_last) X(n_present) X(n_device_stages) X(postval)   \
-            X(fused_bw) X(have_ovh) X(tcomm_measured) X(op_cv_stage) X(op_cv_kind) X(basis)
+    X(inferred)                                                                                    \
+    X(complete) X(dropped) X(n_outside) X(n_no_iter) X(n_full) X(planned_iters) X(n_missing)       \
+        X(missing_first) X(missing_last) X(n_present) X(n_device_stages) X(postval) X(fused_bw)    \
+            X(have_ovh) X(tcomm_measured) X(op_cv_stage) X(op_cv_kind) X(basis)
 
 #define REPORT_DOUBLES(X)                                                                          \
     X(total_window_ns)                                                                             \
     X(bubble)                                                                                      \
     X(device_bubble)                                                                               \
     X(bubble_spread)                                                                               \
-    X(steady_period_ns) X(steady_bubble) X(steady_spread) X(iter_ns) X(bubble_quoted)              \
-        X(bubble_exact) X(tcomm_ns) X(topt_ns) X(op_cv)
+    X(steady_period_ns)                                                                            \
+    X(steady_bubble) X(steady_spread) X(iter_ns) X(bubble_quoted) X(bubble_exact) X(tcomm_ns)      \
+        X(topt_ns) X(op_cv)
 
 /* The links' fields, and the critical path's (the path's own, and each iteration's). */
 #define LINK_INTS(X)       X(from) X(to) X(dup_ids) X(n_msgs) X(n_blocked) X(bounded)
@@ -279,8 +281,9 @@ static void put_observed(struct pps__sum_out *o, const struct pps_schedule *sc, 
     X(chunk)                                                                                       \
     X(mb)                                                                                          \
     X(kind)                                                                                        \
-    X(start_ns) X(end_ns) X(via) X(has_send) X(has_recv) X(send_start_ns) X(send_end_ns)           \
-        X(recv_start_ns) X(recv_end_ns) X(waited)
+    X(start_ns)                                                                                    \
+    X(end_ns) X(via) X(has_send) X(has_recv) X(send_start_ns) X(send_end_ns) X(recv_start_ns)      \
+        X(recv_end_ns) X(waited)
 #define STEP_D(X) X(on_path_ns) X(comm_ns) X(wait_ns)
 
 static void put_critpath(struct pps__sum_out *o, const struct pps_critpath *cp, struct cols *c)
@@ -935,6 +938,11 @@ int pps_summary_pick(const void *buf, size_t len, size_t keep, int anchor, int d
     /* From the anchor away in dir (down for dir 0), whole iterations while their spans fit in
      * keep, the anchor's at least: pps_run_keep_iter()'s choice, from where the view is. */
     kept = (size_t)v[1][lo];
+    /* Away from the anchor, one iteration at least, whatever keep says: a page moves. */
+    if (dir > 0 && hi + 1 < (size_t)n)
+        kept += (size_t)v[1][++hi];
+    if (dir < 0 && lo > 0)
+        kept += (size_t)v[1][--lo];
     if (dir > 0)
         while (hi + 1 < (size_t)n && kept + (size_t)v[1][hi + 1] <= keep)
             kept += (size_t)v[1][++hi];

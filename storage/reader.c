@@ -321,8 +321,10 @@ static void stamp_stat(struct loader *ld, const char *path)
             v[0] = (int64_t)st.st_size;
             v[1] = (int64_t)st.st_mtim.tv_sec;
             v[2] = (int64_t)st.st_mtim.tv_nsec;
-            v[3] = (int64_t)st.st_ctim.tv_sec;
-            v[4] = (int64_t)st.st_ctim.tv_nsec;
+            /* Not the log's change time: SQLite run by root gives the log to the file's owner
+             * (fchown) on every open, reads too, which changes it. */
+            v[3] = k ? 0 : (int64_t)st.st_ctim.tv_sec;
+            v[4] = k ? 0 : (int64_t)st.st_ctim.tv_nsec;
             v[5] = (int64_t)st.st_ino;
         }
         ld->run->stamp = fnv(ld->run->stamp, v, sizeof(v));

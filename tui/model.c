@@ -255,17 +255,22 @@ int pps__tui_model_page(struct pps_tui_model *m, int anchor, int dir, struct pps
     size_t len = 0;
     int rc = 0;
 
-    if (!m->max_spans || m->loading || !m->run || pps_run_load_meta(m->path, &meta, &why) < 0 ||
+    if (!m->max_spans || m->no_summary || m->loading || !m->run ||
+        pps_run_load_meta(m->path, &meta, &why) < 0 ||
         !(meta->complete || pps_run_writers_gone(meta)) ||
         pps_run_summary_get(m->path, PPS_SUMMARY_NAME, meta->stamp, &data, &len, &why) != 1)
         goto out;
     rc = pps_summary_pick(data, len, m->max_spans / 2, anchor, dir, &pk, &why);
-    if (rc == PPS_ENOMEM) {
+    if (rc == PPS_ENOMEM)
         *err = why;
+    if (rc != 0) { /* no map of the labels (1), a damaged one: nothing to page to */
+        rc = rc == PPS_ENOMEM ? rc : 0;
         goto out;
     }
-    rc = 0;
-    if (pps_run_load_window(m->path, pk.t0, pk.t1 + 1, &run, &why) < 0)
+    /* The run's own first (last) iterations come with everything before (after) them, as
+     * reading the run whole holds it. */
+    if (pps_run_load_window(m->path, pk.older ? pk.t0 : -PPS_TUI_TIME_END,
+                            pk.newer ? pk.t1 + 1 : PPS_TUI_TIME_END, &run, &why) < 0)
         goto out;
     if (run->stamp != meta->stamp || (int64_t)run->n_spans > pk.spans)
         goto out; /* the files changed between the two reads */
@@ -307,6 +312,7 @@ int pps__tui_model_load(struct pps_tui_model *m, const char *path, size_t first_
 
     memset(m, 0, sizeof(*m));
     m->max_spans = max_spans;
+    m->no_summary = no_summary;
     m->sig = pps__tui_signature(path);
     m->path = strdup(path);
     if (!m->path) {

@@ -317,6 +317,7 @@ struct pps_tui_model {
     /* A finished run opened by its newest iterations through the index (its summary said
      * which): follow is NULL, nothing more is read. */
     int windowed;
+    int no_summary; /* read whole, and never paged through the summary (--no-summary) */
 };
 
 /* The end of a window that reaches past every span a run can hold (times are within 2^62 ns). */

@@ -11,14 +11,17 @@
 . "$(dirname "$0")/lib.sh"
 cli_init view_window "$1"
 
-# same_frames WHAT RUN MAX: every key script and size, through the index and read whole.
+# same_frames WHAT RUN MAX [MORE_KEYS]: every key script and size, through the index and read
+# whole (MORE_KEYS: scripts that stay within the iterations held: past them, a view through the
+# index pages and one read whole does not).
 same_frames() {
     what=$1
     run=$2
     max=$3
+    more=${4:-}
     for size in 80x24 200x60; do
-        for keys in "" "+" "+++" "++++++<left><left>" "-" "---" "a" "g" "G" "pp" "ppp+f" \
-            "<pgup><pgup>" "c" "]]<enter>" "<tab>" "<tab><tab>"; do
+        for keys in "" "+" "+++" "++++++<left><left>" "-" "---" "a" "g" "G" \
+            "<pgup><pgup>" "c" "]]<enter>" "<tab>" "<tab><tab>" $more; do
             "$PPS" view --once -v --size "$size" --max-spans "$max" --keys "$keys" "$run" \
                 >"$T/index.txt" 2>"$T/index.err" ||
                 { fail "$what: view --keys '$keys': $(cat "$T/index.err")"; continue; }
@@ -43,7 +46,8 @@ $(diff "$T/whole.txt" "$T/index.txt" | head -n 12)"
 expect_exit 0 view --once -v --max-spans 4000 "$T/sim"
 stderr_has "read whole" # no summary yet
 expect_exit 0 report "$T/sim"
-same_frames "one shard" "$T/sim" 4000
+same_frames "one shard" "$T/sim" 4000 "p pp ppp+f ppppp+f"
+
 # Paging: past the first (or last) iteration held, p (n) reads the iterations before (after)
 # through the index, the one at hand with them, down to the run's first and back to its last.
 # header KEYS: the header's iterations after KEYS.
@@ -70,6 +74,50 @@ if grep -q "MISSING" "$T/paged.txt"; then fail "a paged view calls iterations mi
 "$PPS" view --once --size 120x24 --max-spans 4000 --keys "Gfpppppppppppp" "$T/sim" "$T/sim" \
     >"$T/ab.txt"
 if grep -q "no earlier iteration" "$T/ab.txt"; then ok; else fail "A/B paged: $(tail -n 3 "$T/ab.txt")"; fi
+
+# --no-summary reads whole and does not page.
+"$PPS" view --once --no-summary --size 120x24 --max-spans 4000 --keys "Gfpppppppppppp" "$T/sim" \
+    >"$T/nosum.txt"
+if grep -q "no earlier iteration" "$T/nosum.txt" && head -n 1 "$T/nosum.txt" | grep -q "iters 90-99"
+then ok; else fail "--no-summary paged: $(head -n 1 "$T/nosum.txt")"; fi
+
+# Iterations bigger than a page: every p still moves (one more iteration at least).
+"$PPS" sim --schedule 1f1b -p 8 -m 32 --iters 10 --trace "$T/big" >/dev/null 2>&1
+expect_exit 0 report "$T/big"
+got=$("$PPS" view --once --size 120x24 --max-spans 1000 --keys "Gfpp" "$T/big" | head -n 1 |
+    grep -o 'iters [0-9]*-[0-9]* of [0-9]*')
+if [ "$got" = "iters 7-8 of 10" ]; then ok; else fail "big iterations, Gfpp: '$got'"; fi
+
+# A summary without a map of its labels (labels too sparse to count): nothing to page to, and the
+# view keeps what it holds.
+if command -v sqlite3 >/dev/null 2>&1; then
+    cp -r "$T/sim" "$T/sparse"
+    rm -f "$T/sparse/ppscope.summary"
+    sqlite3 "$T/sparse/rank-00000.db" "UPDATE spans SET iter = iter * 1000 WHERE iter >= 0;
+        UPDATE metrics SET iter = iter * 1000; DELETE FROM meta WHERE key = 'iters'"
+    expect_exit 0 report "$T/sparse"
+    "$PPS" view --once --size 120x24 --max-spans 4000 --keys "Gfppppppppppppp" "$T/sparse" \
+        >"$T/sparse.txt"
+    if head -n 1 "$T/sparse.txt" | grep -q "iters 90000-99000 of 99001" &&
+        grep -q "no earlier iteration" "$T/sparse.txt"; then ok; else
+        fail "paging without a map: $(head -n 1 "$T/sparse.txt"); $(tail -n 2 "$T/sparse.txt")"
+    fi
+    # Spans without an iteration after the last one: paging back and forth to the end holds
+    # them again, as the first view did (the same extent).
+    cp -r "$T/sim" "$T/tail"
+    rm -f "$T/tail/ppscope.summary"
+    sqlite3 "$T/tail/rank-00000.db" "UPDATE spans SET iter = -1 WHERE iter >= 95"
+    expect_exit 0 report "$T/tail"
+    extent() {
+        "$PPS" view --once --size 120x24 --max-spans 4000 --keys "$1" "$T/tail" |
+            grep -o 'of [0-9.]*m*s  1 col' | head -n 1
+    }
+    first=$(extent "")
+    back=$(extent "Gf$(printf 'p%.0s' $(seq 30))$(printf 'n%.0s' $(seq 60))a")
+    if [ -n "$first" ] && [ "$first" = "$back" ]; then ok; else
+        fail "paging back to the end: '$first' then '$back'"
+    fi
+fi
 
 # Within --max-spans: read whole, with or without a summary.
 expect_exit 0 view --once -v --max-spans 50000 "$T/sim"
