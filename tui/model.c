@@ -200,6 +200,21 @@ static int keep_final(struct pps_tui_model *m, struct pps_err *err)
     }
 }
 
+/* The summary (*data, *len) of the finished run at path as its files are now, and the run's
+ * metadata (*meta, which the caller frees either way): 1; 0 where there is none to read by (a
+ * live run, no summary, one of another state of the files, a run that cannot be read). */
+static int finished_summary(const char *path, struct pps_run **meta, void **data, size_t *len)
+{
+    struct pps_err why = {0, ""};
+
+    *meta = NULL;
+    *data = NULL;
+    *len = 0;
+    return pps_run_load_meta(path, meta, &why) == 0 &&
+           ((*meta)->complete || pps_run_writers_gone(*meta)) &&
+           pps_run_summary_get(path, PPS_SUMMARY_NAME, (*meta)->stamp, data, len, &why) == 1;
+}
+
 /*
  * Opens a finished run past max_spans by its newest iterations alone, read through the spans'
  * index, where the run's summary (made by `ppscope report`, of the run as it is) says which
@@ -216,9 +231,7 @@ static int load_newest(struct pps_tui_model *m, const char *path, struct pps_err
     size_t len = 0;
     int rc = 0;
 
-    if (!m->max_spans || pps_run_load_meta(path, &meta, &why) < 0 ||
-        !(meta->complete || pps_run_writers_gone(meta)) ||
-        pps_run_summary_get(path, PPS_SUMMARY_NAME, meta->stamp, &data, &len, &why) != 1)
+    if (!m->max_spans || !finished_summary(path, &meta, &data, &len))
         goto out;
     rc = pps_summary_pick(data, len, m->max_spans / 2, 0, 0, &nw, &why);
     if (rc == PPS_ENOMEM) {
@@ -256,9 +269,7 @@ int pps__tui_model_page(struct pps_tui_model *m, int anchor, int dir, struct pps
     int rc = 0;
 
     if (!m->max_spans || m->no_summary || m->loading || !m->run ||
-        pps_run_load_meta(m->path, &meta, &why) < 0 ||
-        !(meta->complete || pps_run_writers_gone(meta)) ||
-        pps_run_summary_get(m->path, PPS_SUMMARY_NAME, meta->stamp, &data, &len, &why) != 1)
+        !finished_summary(m->path, &meta, &data, &len))
         goto out;
     rc = pps_summary_pick(data, len, m->max_spans / 2, anchor, dir, &pk, &why);
     if (rc == PPS_ENOMEM)

@@ -8,6 +8,8 @@
 #                           # must explain itself in exactly one line on stderr
 #   stderr_has TEXT         # the last run's stderr contains TEXT
 #   fail MESSAGE / ok       # count a failed / passed check
+#   start_live_run DIR      # an emu run into DIR for hours, in the background ($live_pid), once a
+#                           # report can read it
 #   cli_finish              # prints "N passed, N failed" and exits non-zero on any failure
 
 cli_tmp() {
@@ -54,6 +56,18 @@ expect_exit() {
 
 stderr_has() {
     if grep -qF -- "$1" "$T/err"; then ok; else fail "stderr '$(cat "$T/err")' lacks '$1'"; fi
+}
+
+start_live_run() {
+    "$PPS" run --backend emu --emu-tf 2 --emu-tb 2 --emu-tw 2 -p 2 -m 4 --iters 100000 --quiet \
+        --out "$1" >/dev/null 2>&1 &
+    live_pid=$!
+    live_n=0
+    while [ $live_n -lt 100 ] && ! "$PPS" report --no-summary "$1" >/dev/null 2>&1; do
+        sleep 0.1
+        live_n=$((live_n + 1))
+    done
+    sleep 0.5
 }
 
 cli_finish() {

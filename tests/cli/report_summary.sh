@@ -130,18 +130,10 @@ if command -v sqlite3 >/dev/null 2>&1; then
 fi
 
 # A run still written keeps no summary.
-"$PPS" run --backend emu --emu-tf 5 --emu-tb 5 --emu-tw 5 -p 2 -m 4 --iters 100000 --quiet \
-    --out "$T/live" >/dev/null 2>&1 &
-pid=$!
-n=0
-while [ $n -lt 100 ] && ! "$PPS" report --no-summary "$T/live" >/dev/null 2>&1; do
-    sleep 0.1
-    n=$((n + 1))
-done
-sleep 0.5
+start_live_run "$T/live"
 "$PPS" report -v "$T/live" >/dev/null 2>"$T/err"
-kill "$pid" 2>/dev/null
-wait "$pid" 2>/dev/null
+kill "$live_pid" 2>/dev/null
+wait "$live_pid" 2>/dev/null
 if grep -q "no summary kept: the run is still written" "$T/err" &&
     [ ! -e "$T/live/ppscope.summary" ]; then ok; else
     fail "a live run: $(cat "$T/err")"
@@ -197,17 +189,9 @@ fi
 
 # A killed run (its shards left with their logs) keeps a summary that the next report reads: the
 # logs' change times, which SQLite run by root changes at every open, are not in the stamp.
-"$PPS" run --backend emu --emu-tf 2 --emu-tb 2 --emu-tw 2 -p 2 -m 4 --iters 100000 --quiet \
-    --out "$T/killed" >/dev/null 2>&1 &
-pid=$!
-n=0
-while [ $n -lt 100 ] && ! "$PPS" report --no-summary "$T/killed" >/dev/null 2>&1; do
-    sleep 0.1
-    n=$((n + 1))
-done
-sleep 0.5
-kill -9 "$pid" 2>/dev/null
-wait "$pid" 2>/dev/null
+start_live_run "$T/killed"
+kill -9 "$live_pid" 2>/dev/null
+wait "$live_pid" 2>/dev/null
 "$PPS" report -v "$T/killed" >"$T/killed.1" 2>"$T/err.1"
 "$PPS" report -v "$T/killed" >"$T/killed.2" 2>"$T/err.2"
 if grep -q "summary kept" "$T/err.1" && grep -q "from the run's summary" "$T/err.2" &&

@@ -131,20 +131,12 @@ expect_exit 0 report "$T/emu"
 same_frames "a shard per stage" "$T/emu" 2000
 
 # A run still written is read whole, and keeps being followed.
-"$PPS" run --backend emu --emu-tf 2 --emu-tb 2 --emu-tw 2 -p 2 -m 4 --iters 100000 --quiet \
-    --out "$T/live" >/dev/null 2>&1 &
-pid=$!
-n=0
-while [ $n -lt 100 ] && ! "$PPS" report --no-summary "$T/live" >/dev/null 2>&1; do
-    sleep 0.1
-    n=$((n + 1))
-done
-sleep 1
+start_live_run "$T/live"
 "$PPS" report "$T/live" >/dev/null 2>&1
 expect_exit 0 view --once -v --max-spans 1000 "$T/live"
 stderr_has "read whole"
-kill "$pid" 2>/dev/null
-wait "$pid" 2>/dev/null
+kill "$live_pid" 2>/dev/null
+wait "$live_pid" 2>/dev/null
 
 # Bad input as before.
 expect_exit 2 view -v "$T/sim"
