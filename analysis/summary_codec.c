@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pps_hash.h"
 #include "summary_codec.h"
 
 static const char magic[8] = "ppsSUMM";
@@ -31,19 +32,9 @@ static void put(struct pps__sum_out *o, const void *p, size_t n)
     o->n += n;
 }
 
-/* FNV-1a, 64 bits: the summary's check of its own bytes. */
-static uint64_t fnv(const unsigned char *p, size_t n)
-{
-    uint64_t h = 0xcbf29ce484222325ULL;
-
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ p[i]) * 0x100000001b3ULL;
-    return h;
-}
-
 void pps__sum_finish(struct pps__sum_out *o)
 {
-    uint64_t h = o->failed ? 0 : fnv(o->buf, o->n);
+    uint64_t h = o->failed ? 0 : pps_fnv1a_more(PPS_FNV_OFFSET, o->buf, o->n);
 
     put(o, &h, sizeof(h));
 }
@@ -114,7 +105,7 @@ int pps__sum_parse(const void *buf, size_t len, struct pps__sum_in *in, struct p
     /* The last 8 bytes check the rest: a summary cut short or changed anywhere is refused. */
     end = p + len - sizeof(sum);
     memcpy(&sum, end, sizeof(sum));
-    if (sum != fnv(p, len - sizeof(sum)))
+    if (sum != pps_fnv1a_more(PPS_FNV_OFFSET, p, len - sizeof(sum)))
         return pps_err_set(err, PPS_EFORMAT, "a damaged summary (its check does not match)");
     memcpy(&format, p + sizeof(magic), 4);
     memcpy(&order, p + sizeof(magic) + 4, 4);

@@ -38,7 +38,7 @@ static void keep(const struct pps_run *run, const struct pps_report *rep,
     size_t len = 0;
     size_t used = strlen(from);
 
-    if (!run->complete && !pps_run_writers_gone(run)) {
+    if (!pps_run_finished(run)) {
         snprintf(from + used, from_len - used, "; no summary kept: the run is still written");
         return;
     }

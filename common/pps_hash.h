@@ -1,7 +1,8 @@
 /*
- * The string hashes of ppscope's in-memory tables (none is stored on disk, so that they may
- * change between releases): FNV-1a, 64 bits, and pps_hash_bytes(), which takes eight bytes a
- * step for the lookups on a hot path (the NVTX injection's names).
+ * The string hashes of ppscope's in-memory tables: FNV-1a, 64 bits, and pps_hash_bytes(),
+ * which takes eight bytes a step for the lookups on a hot path (the NVTX injection's names) and
+ * may change between releases. FNV-1a is a fixed function: what is kept on disk (a run's stamp,
+ * a summary's check: docs/schema.md) uses it alone.
  */
 #ifndef PPS_HASH_H
 #define PPS_HASH_H
@@ -12,16 +13,22 @@
 #define PPS_FNV_OFFSET 14695981039346656037ULL
 #define PPS_FNV_PRIME  1099511628211ULL
 
-/* The hash of the n bytes at s. */
-static inline uint64_t pps_fnv1a(const char *s, size_t n)
+/* FNV-1a continued from h (PPS_FNV_OFFSET to begin) over the n bytes at p. */
+static inline uint64_t pps_fnv1a_more(uint64_t h, const void *p, size_t n)
 {
-    uint64_t h = PPS_FNV_OFFSET;
+    const unsigned char *b = (const unsigned char *)p;
 
     for (size_t i = 0; i < n; i++) {
-        h ^= (unsigned char)s[i];
+        h ^= b[i];
         h *= PPS_FNV_PRIME;
     }
     return h;
+}
+
+/* The hash of the n bytes at s. */
+static inline uint64_t pps_fnv1a(const char *s, size_t n)
+{
+    return pps_fnv1a_more(PPS_FNV_OFFSET, s, n);
 }
 
 /* The hash of the NUL-terminated s. */

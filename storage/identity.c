@@ -301,3 +301,8 @@ int pps_run_writers_gone(const struct pps_run *run)
     }
     return incomplete;
 }
+
+int pps_run_finished(const struct pps_run *run)
+{
+    return run && (run->complete || pps_run_writers_gone(run));
+}

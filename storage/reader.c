@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "pps_hash.h"
 #include "shard_check.h"
 #include "storage_int.h"
 
@@ -293,16 +294,6 @@ static int load_spans_window(struct loader *ld, sqlite3 *db, const struct pps__s
     return pps__window_rows(db, ld->path, lo, hi, take_row, &c, err);
 }
 
-/* FNV-1a, 64 bits: the stamp's hash. */
-static uint64_t fnv(uint64_t h, const void *data, size_t n)
-{
-    const unsigned char *p = data;
-
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ p[i]) * 0x100000001b3ULL;
-    return h;
-}
-
 /* The file's inode, size, modification and change times, and its log's where it has one, into
  * the stamp: any write by anyone (an edit of a row in place too) changes the change time, which
  * no one can set back (touch sets the modification time only). Taken before the file is read,
@@ -327,7 +318,7 @@ static void stamp_stat(struct loader *ld, const char *path)
             v[4] = k ? 0 : (int64_t)st.st_ctim.tv_nsec;
             v[5] = (int64_t)st.st_ino;
         }
-        ld->run->stamp = fnv(ld->run->stamp, v, sizeof(v));
+        ld->run->stamp = pps_fnv1a_more(ld->run->stamp, v, sizeof(v));
     }
 }
 
@@ -345,7 +336,7 @@ static int stamp_file(struct loader *ld, sqlite3 *db, struct pps_err *err)
         int64_t top = 0;
         if ((rc = pps__count_rows(db, ld->path, sql[i], &top, err)))
             return rc;
-        ld->run->stamp = fnv(ld->run->stamp, &top, sizeof(top));
+        ld->run->stamp = pps_fnv1a_more(ld->run->stamp, &top, sizeof(top));
     }
     return 0;
 }
@@ -471,9 +462,9 @@ static int finish(struct loader *ld, struct pps_err *err)
         qsort(run->meta, run->n_meta, sizeof(*run->meta), pps__meta_cmp);
     for (size_t i = 0; i < run->n_meta; i++) {
         const struct pps_meta_entry *e = &run->meta[i];
-        run->stamp = fnv(run->stamp, &e->rank, sizeof(e->rank));
-        run->stamp = fnv(run->stamp, e->key, strlen(e->key) + 1);
-        run->stamp = fnv(run->stamp, e->value, strlen(e->value) + 1);
+        run->stamp = pps_fnv1a_more(run->stamp, &e->rank, sizeof(e->rank));
+        run->stamp = pps_fnv1a_more(run->stamp, e->key, strlen(e->key) + 1);
+        run->stamp = pps_fnv1a_more(run->stamp, e->value, strlen(e->value) + 1);
     }
     if ((rc = pps__run_meta_counts(run, err)))
         return rc;
@@ -531,7 +522,7 @@ static int load(const char *path, struct loader ld, struct pps_run **out, struct
         goto out;
     }
     ld.run = run;
-    run->stamp = 0xcbf29ce484222325ULL; /* FNV's offset basis */
+    run->stamp = PPS_FNV_OFFSET;
     if (S_ISDIR(st.st_mode)) {
         if ((rc = pps__shards_list(path, &shards, err)))
             goto out;

@@ -295,6 +295,8 @@ int pps_run_missing_text(const struct pps_run *run, char *buf, size_t len);
  * (a killed run). 0 when one may still be written, or a rank cannot tell (another host, a shard
  * of an older ppscope): the view's header says [NO WRITER] instead of [LIVE] for the first. */
 int pps_run_writers_gone(const struct pps_run *run);
+/* 1 when nothing more will be written to the run: complete, or its writers gone. */
+int pps_run_finished(const struct pps_run *run);
 
 /*
  * Merges a run directory into one file (which must not exist: PPS_EINVAL) in rollback-journal

@@ -46,19 +46,15 @@ static char *summary_path(const char *path, int *missing)
 /* A summary is waited for this long where another report holds it: it only saves time. */
 #define SUMMARY_BUSY_MS 500
 
-/* What is at file: 0 nothing, 1 a regular file (its size in *size), -1 anything else (a
- * symbolic link, a FIFO, a directory: never opened, nor written through). */
-static int what_is(const char *file, off_t *size)
+/* What is at file: 0 nothing, 1 a regular file, -1 anything else (a symbolic link, a FIFO, a
+ * directory: never opened, nor written through). */
+static int what_is(const char *file)
 {
     struct stat st;
 
-    *size = 0;
     if (lstat(file, &st) != 0)
         return errno == ENOENT ? 0 : -1;
-    if (!S_ISREG(st.st_mode))
-        return -1;
-    *size = st.st_size;
-    return 1;
+    return S_ISREG(st.st_mode) ? 1 : -1;
 }
 
 static int open_summary(const char *file, int write, sqlite3 **db, struct pps_err *err)
@@ -108,7 +104,6 @@ int pps_run_summary_get(const char *path, const char *name, uint64_t stamp, void
     sqlite3_stmt *st = NULL;
     int64_t app_id = 0, tables = 0;
     int missing, rc;
-    off_t size;
 
     *data = NULL;
     *len = 0;
@@ -118,7 +113,7 @@ int pps_run_summary_get(const char *path, const char *name, uint64_t stamp, void
         rc = missing ? 0 : pps_err_set(err, PPS_ENOMEM, "%s: out of memory", path);
         goto out;
     }
-    switch (what_is(file, &size)) {
+    switch (what_is(file)) {
     case 0:
         rc = 0; /* no summary yet */
         goto out;
@@ -170,7 +165,6 @@ int pps_run_summary_put(const char *path, const char *name, uint64_t stamp, cons
     int64_t app_id = 0, tables = 0;
     int missing, in_txn = 0, existed, rc;
     struct timespec now;
-    off_t size;
 
     if (!path || !name || !data || len == 0 || len > INT32_MAX)
         return pps_err_set(err, PPS_EINVAL, "pps_run_summary_put: nothing to keep");
@@ -180,11 +174,9 @@ int pps_run_summary_put(const char *path, const char *name, uint64_t stamp, cons
         goto out;
     }
     /* Only a summary of ours is written over, and only a file: a link is not followed. */
-    if ((existed = what_is(file, &size)) < 0) {
+    if ((existed = what_is(file)) < 0) {
         rc = pps_err_set(err, PPS_EFORMAT,
-                         "%s: not a ppscope summary (not a regular file): left "
-                         "as it is",
-                         file);
+                         "%s: not a ppscope summary (not a regular file): left as it is", file);
         goto out;
     }
     if ((rc = open_summary(file, 1, &db, err)))

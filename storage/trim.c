@@ -132,7 +132,7 @@ int pps_run_keep_iter(const struct pps_run *run, size_t keep)
     qsort(labels, n, sizeof(*labels), int_cmp);
     /* From the newest label down, whole iterations while their labelled spans fit in keep; the
      * newest stays whatever keep says. It depends on those iterations alone: a run that holds
-     * more of the older ones, or fewer, chooses the same (pps_summary_newest() too). */
+     * more of the older ones, or fewer, chooses the same (pps_summary_pick() too). */
     k = labels[n - 1];
     for (size_t i = n; i > 0;) {
         size_t j = i;

@@ -97,7 +97,7 @@ static int page(struct pps_tui *ui, int label, int dir)
     struct pps_tui_model *m = &ui->models[0];
     struct pps_err err = {0, ""};
     const struct pps_report *rep;
-    int rc;
+    int rc, k;
 
     if (ui->n_models != 1 || (dir < 0 && m->run->first_iter <= 0) ||
         (dir > 0 && m->run->end_iter <= 0))
@@ -112,15 +112,16 @@ static int page(struct pps_tui *ui, int label, int dir)
     ui->sel.valid = 0;
     pps__tui_updated(ui, 0, NULL);
     rep = m->rep;
-    for (int k = 0; rep && k < rep->n_iters; k++)
-        if (dir < 0 ? rep->iters[k].iter < label &&
-                          (k + 1 == rep->n_iters || rep->iters[k + 1].iter >= label)
-                    : rep->iters[k].iter > label) {
-            pps__tui_say(ui, "read iterations %d-%d through the index", rep->iters[0].iter,
-                         rep->iters[rep->n_iters - 1].iter);
-            return k;
-        }
-    return -1;
+    if (!rep || rep->n_iters < 1)
+        return -1;
+    pps__tui_say(ui, "read iterations %d-%d through the index", rep->iters[0].iter,
+                 rep->iters[rep->n_iters - 1].iter);
+    /* The one after label in dir: the last below it, or the first above it. */
+    k = dir < 0 ? rep->n_iters - 1 : 0;
+    while (k >= 0 && k < rep->n_iters &&
+           (dir < 0 ? rep->iters[k].iter >= label : rep->iters[k].iter <= label))
+        k += dir < 0 ? -1 : 1;
+    return k < rep->n_iters ? k : -1;
 }
 
 /* Next (dir 1) or previous iteration, keeping the zoom and the offset into the iteration. */
@@ -128,7 +129,7 @@ static void step_iter(struct pps_tui *ui, int dir)
 {
     const struct pps_report *rep = ui->models[0].rep;
     int it = pps__tui_iter_at(ui, 0, centre(ui)), to = it + dir;
-    int64_t base = ui->models[0].run->t_min, c = base + centre(ui);
+    int64_t base = ui->models[0].run->t_min, c = base + centre(ui), from_t0;
 
     if (it < 0 && !rep) {
         pps__tui_say(ui, "iterations are known once the run is loaded");
@@ -141,27 +142,21 @@ static void step_iter(struct pps_tui *ui, int dir)
     /* Before the first window or after the last, the first step lands on the nearest. */
     if ((dir > 0 && c < rep->iters[it].t0) || (dir < 0 && c >= rep->iters[it].t1))
         to = it;
+    from_t0 = rep->iters[it].t0;
     if (to < 0 || to >= rep->n_iters) {
         /* Beyond what is held: the next iterations read, and the same move onto them. */
-        int64_t from_t0 = rep->iters[it].t0;
-        int paged = page(ui, rep->iters[it].iter, dir);
-
-        if (paged == -1)
-            pps__tui_say(ui, "no %s iteration", dir > 0 ? "later" : "earlier");
-        if (paged < 0)
+        if ((to = page(ui, rep->iters[it].iter, dir)) < 0) {
+            if (to == -1)
+                pps__tui_say(ui, "no %s iteration", dir > 0 ? "later" : "earlier");
             return;
+        }
         rep = ui->models[0].rep;
-        to = paged;
-        it = -1;
+        it = -1; /* no longer in this report */
         ui->follow = 0;
-        pps__tui_pan(ui, rep->iters[to].t0 - from_t0);
-        if (2 * (ui->t1 - ui->t0) > 3 * (rep->iters[to].t1 - rep->iters[to].t0))
-            pps__tui_fit_iter(ui, to);
-        return;
     }
     if (dir < 0)
         ui->follow = 0;
-    pps__tui_pan(ui, rep->iters[to].t0 - rep->iters[it].t0);
+    pps__tui_pan(ui, rep->iters[to].t0 - from_t0);
     /* A view wider than an iteration shows the next one whole instead. */
     if (to == it || 2 * (ui->t1 - ui->t0) > 3 * (rep->iters[to].t1 - rep->iters[to].t0))
         pps__tui_fit_iter(ui, to);

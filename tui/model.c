@@ -160,95 +160,71 @@ int pps__tui_model_report_take(struct pps_tui_model *m, int wait, struct pps_err
     return rc;
 }
 
-/* Keeps the newest whole iterations within m->max_spans: past it, drops the oldest, down to half
- * of it (so that a growing run drops a share at a time, not every fetch). 1 when it dropped. */
-static int keep_newest(struct pps_tui_model *m, struct pps_err *err)
+/*
+ * Keeps the newest whole iterations within m->max_spans: past it, drops the oldest, down to half
+ * of it (so that a growing run drops a share at a time, not every fetch). final: the whole run
+ * has been read and nothing more will be written: past max_spans in all, exactly its newest
+ * whole iterations of at most max_spans / 2 labelled spans, however the reads fell
+ * (pps_run_keep_iter() depends on those iterations alone), which an open through the index
+ * holds too (read_pick). 1 when it dropped.
+ */
+static int keep_newest(struct pps_tui_model *m, int final, struct pps_err *err)
 {
+    size_t before;
     int k;
 
-    if (!m->max_spans || !m->run || m->run->n_spans <= m->max_spans)
+    if (!m->max_spans || !m->run ||
+        m->run->n_spans + (final ? m->run->n_dropped : 0) <= m->max_spans ||
+        (final && !pps_run_finished(m->run)))
         return 0;
     if ((k = pps_run_keep_iter(m->run, m->max_spans / 2)) < 0)
         return pps_err_set(err, PPS_ENOMEM, "out of memory choosing the iterations to keep");
-    if (k <= m->run->first_iter)
-        return 0;
-    pps_run_drop_before(m->run, k);
-    return 1;
+    before = m->run->n_dropped;
+    pps_run_drop_before(m->run, k); /* at first_iter: what came in below it since */
+    return m->run->n_dropped != before;
 }
 
 /*
- * A finished run (complete, or its writers gone) past max_spans, once all of it has been read:
- * exactly its newest whole iterations of at most max_spans / 2 labelled spans, however the reads
- * fell (pps_run_keep_iter() depends on those iterations alone), which is also what an open
- * through the index holds (load_newest). 1 when it dropped.
+ * Reads whole iterations of a finished run through the spans' index, where its summary (of the
+ * run as its files are now) says which and where they lie (pps_summary_pick(): anchor, dir; dir
+ * 0 the newest), into *out: what reading the run whole and dropping the rest holds, at the cost
+ * of those iterations. The run's own first (last) iterations come with everything before
+ * (after) them. With dir 0, only a run past max_spans with older iterations to leave out. 1 when
+ * it did; 0 where it cannot (a live run, no summary or a damaged one, no map of its labels, files
+ * changed between the reads): the caller reads whole, or stays as it is; PPS_ENOMEM.
  */
-static int keep_final(struct pps_tui_model *m, struct pps_err *err)
-{
-    int k;
-
-    if (!m->max_spans || !m->run || m->run->n_spans + m->run->n_dropped <= m->max_spans ||
-        !(m->run->complete || pps_run_writers_gone(m->run)))
-        return 0;
-    if ((k = pps_run_keep_iter(m->run, m->max_spans / 2)) < 0)
-        return pps_err_set(err, PPS_ENOMEM, "out of memory choosing the iterations to keep");
-    if (k < m->run->first_iter || k <= 0)
-        return 0;
-    {
-        size_t before = m->run->n_dropped;
-        pps_run_drop_before(m->run, k);
-        return m->run->n_dropped != before;
-    }
-}
-
-/* The summary (*data, *len) of the finished run at path as its files are now, and the run's
- * metadata (*meta, which the caller frees either way): 1; 0 where there is none to read by (a
- * live run, no summary, one of another state of the files, a run that cannot be read). */
-static int finished_summary(const char *path, struct pps_run **meta, void **data, size_t *len)
-{
-    struct pps_err why = {0, ""};
-
-    *meta = NULL;
-    *data = NULL;
-    *len = 0;
-    return pps_run_load_meta(path, meta, &why) == 0 &&
-           ((*meta)->complete || pps_run_writers_gone(*meta)) &&
-           pps_run_summary_get(path, PPS_SUMMARY_NAME, (*meta)->stamp, data, len, &why) == 1;
-}
-
-/*
- * Opens a finished run past max_spans by its newest iterations alone, read through the spans'
- * index, where the run's summary (made by `ppscope report`, of the run as it is) says which
- * they are and where they begin: what reading it whole and keeping them holds, at the cost of
- * those iterations. 1 when it did; 0 where it cannot (a live run, no summary, a run within
- * max_spans, one whose newest iterations are all it has): the caller reads the run whole.
- */
-static int load_newest(struct pps_tui_model *m, const char *path, struct pps_err *err)
+static int read_pick(const struct pps_tui_model *m, const char *path, int anchor, int dir,
+                     struct pps_run **out, struct pps_err *err)
 {
     struct pps_run *meta = NULL, *run = NULL;
-    struct pps_summary_pick nw;
+    struct pps_summary_pick pk;
     struct pps_err why = {0, ""};
     void *data = NULL;
     size_t len = 0;
     int rc = 0;
 
-    if (!m->max_spans || !finished_summary(path, &meta, &data, &len))
+    *out = NULL;
+    if (!m->max_spans || m->no_summary || pps_run_load_meta(path, &meta, &why) < 0 ||
+        !pps_run_finished(meta) ||
+        pps_run_summary_get(path, PPS_SUMMARY_NAME, meta->stamp, &data, &len, &why) != 1)
         goto out;
-    rc = pps_summary_pick(data, len, m->max_spans / 2, 0, 0, &nw, &why);
-    if (rc == PPS_ENOMEM) {
-        *err = why;
+    if ((rc = pps_summary_pick(data, len, m->max_spans / 2, anchor, dir, &pk, &why)) != 0) {
+        if (rc == PPS_ENOMEM)
+            *err = why;
+        rc = rc == PPS_ENOMEM ? rc : 0;
         goto out;
     }
-    rc = 0;
-    if (nw.spans <= (int64_t)m->max_spans || !nw.older || nw.first_iter <= 0 ||
-        pps_run_load_window(path, nw.t0, PPS_TUI_TIME_END, &run, &why) < 0)
+    if ((dir == 0 && (pk.spans <= (int64_t)m->max_spans || !pk.older)) ||
+        pps_run_load_window(path, pk.older ? pk.t0 : -PPS_TUI_TIME_END,
+                            pk.newer ? pk.t1 + 1 : PPS_TUI_TIME_END, &run, &why) < 0)
         goto out;
-    /* The files changed between the two reads: read them whole. */
-    if (run->stamp != meta->stamp || (int64_t)run->n_spans > nw.spans)
-        goto out;
-    pps_run_drop_before(run, nw.first_iter);
-    run->n_dropped = (size_t)nw.spans - run->n_spans;
-    run->n_iters = nw.n_iters;
-    m->run = run;
+    if (run->stamp != meta->stamp || (int64_t)run->n_spans > pk.spans)
+        goto out; /* the files changed between the two reads */
+    pps_run_drop_before(run, pk.first_iter);
+    pps_run_drop_from(run, pk.end_iter);
+    run->n_dropped = (size_t)pk.spans - run->n_spans;
+    run->n_iters = pk.n_iters; /* the run's, not the window's */
+    *out = run;
     run = NULL;
     rc = 1;
 out:
@@ -260,53 +236,26 @@ out:
 
 int pps__tui_model_page(struct pps_tui_model *m, int anchor, int dir, struct pps_err *err)
 {
-    struct pps_run *meta = NULL, *run = NULL;
     struct pps_tui_index *index = NULL;
-    struct pps_summary_pick pk;
-    struct pps_err why = {0, ""};
-    void *data = NULL;
-    size_t len = 0;
-    int rc = 0;
+    struct pps_run *run = NULL;
+    int rc;
 
-    if (!m->max_spans || m->no_summary || m->loading || !m->run ||
-        !finished_summary(m->path, &meta, &data, &len))
-        goto out;
-    rc = pps_summary_pick(data, len, m->max_spans / 2, anchor, dir, &pk, &why);
-    if (rc == PPS_ENOMEM)
-        *err = why;
-    if (rc != 0) { /* no map of the labels (1), a damaged one: nothing to page to */
-        rc = rc == PPS_ENOMEM ? rc : 0;
-        goto out;
-    }
-    /* The run's own first (last) iterations come with everything before (after) them, as
-     * reading the run whole holds it. */
-    if (pps_run_load_window(m->path, pk.older ? pk.t0 : -PPS_TUI_TIME_END,
-                            pk.newer ? pk.t1 + 1 : PPS_TUI_TIME_END, &run, &why) < 0)
-        goto out;
-    if (run->stamp != meta->stamp || (int64_t)run->n_spans > pk.spans)
-        goto out; /* the files changed between the two reads */
-    pps_run_drop_before(run, pk.first_iter);
-    pps_run_drop_from(run, pk.end_iter);
-    run->n_dropped = (size_t)pk.spans - run->n_spans;
-    run->n_iters = pk.n_iters; /* the run's, not the window's */
+    if (m->loading || !m->run)
+        return 0;
+    if ((rc = read_pick(m, m->path, anchor, dir, &run, err)) <= 0)
+        return rc;
     /* A report being made reads the run it replaces. */
     if ((rc = pps__tui_model_report_take(m, 1, err)) < 0 ||
-        (rc = pps_tui_index_build(run, &index, err)) < 0)
-        goto out;
+        (rc = pps_tui_index_build(run, &index, err)) < 0) {
+        pps_run_free(run);
+        return rc;
+    }
     pps_tui_index_free(m->index);
     m->index = index;
     pps_run_free(m->run);
     m->run = run;
-    run = NULL;
     m->windowed = 1; /* its follower, where it has one, is read no more */
-    if ((rc = make_report(m, err)) < 0)
-        goto out;
-    rc = 1;
-out:
-    free(data);
-    pps_run_free(run);
-    pps_run_free(meta);
-    return rc;
+    return (rc = make_report(m, err)) < 0 ? rc : 1;
 }
 
 /* What one load reads at a time where spans are kept within max_spans: a quarter of them. */
@@ -330,9 +279,10 @@ int pps__tui_model_load(struct pps_tui_model *m, const char *path, size_t first_
         rc = pps_err_set(err, PPS_ENOMEM, "out of memory");
         goto fail;
     }
-    if (!no_summary && (rc = load_newest(m, path, err)) < 0)
+    /* A summarised finished run: its newest iterations through the index. */
+    if ((rc = read_pick(m, path, 0, 0, &m->run, err)) < 0)
         goto fail;
-    if (!no_summary && rc == 1) {
+    if (rc == 1) {
         m->windowed = 1;
         goto loaded;
     }
@@ -347,12 +297,12 @@ int pps__tui_model_load(struct pps_tui_model *m, const char *path, size_t first_
             goto fail;
         more = rc == 1;
         if ((rc = pps_run_follow_apply(m->follow, &m->run, NULL, err)) < 0 ||
-            (rc = keep_newest(m, err)) < 0)
+            (rc = keep_newest(m, 0, err)) < 0)
             goto fail;
     } while (more && !first_rows);
     m->loading = more;
     pps_run_follow_progress(m->follow, &m->load_read, &m->load_total);
-    if (!more && (rc = keep_final(m, err)) < 0)
+    if (!more && (rc = keep_newest(m, 1, err)) < 0)
         goto fail;
 loaded:
     m->base_ns = m->run->t_min;
@@ -380,13 +330,13 @@ int pps__tui_model_apply(struct pps_tui_model *m, uint64_t sig, int more, struct
         return rc;
     if ((moved = pps_run_follow_apply(m->follow, &m->run, NULL, err)) < 0)
         return moved;
-    if ((dropped = keep_newest(m, err)) < 0)
+    if ((dropped = keep_newest(m, 0, err)) < 0)
         return dropped;
     m->sig = sig;
     loaded = m->loading && !more;
     m->loading = m->loading && more;
     if (!m->loading) {
-        int fin = keep_final(m, err);
+        int fin = keep_newest(m, 1, err);
         if (fin < 0)
             return fin;
         dropped |= fin;
