@@ -45,7 +45,7 @@ static const char usage_text[] =
     "                header row (--csv, the default), or as JSON lines (--json)\n"
     "  --csv         with --iterations: CSV\n"
     "  --no-summary  measure the spans; neither read nor keep the run's summary\n"
-    "  --verbose     say on stderr where the figures came from (the summary, or the spans)\n"
+    "  -v, --verbose say on stderr where the figures came from (the summary, or the spans)\n"
     "  -h, --help    show this help\n";
 
 /* Compute kinds in the order the table shows them. */

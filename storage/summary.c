@@ -181,6 +181,9 @@ int pps_run_summary_put(const char *path, const char *name, uint64_t stamp, cons
     }
     if ((rc = open_summary(file, 1, &db, err)))
         goto out;
+    /* A file SQLite cannot read is said to be no summary, before a write is tried on it. */
+    if (existed && (rc = probe(db, file, &app_id, &tables, err)))
+        goto out;
     if ((rc = pps__exec(db, "BEGIN IMMEDIATE", file, "cannot write", err)))
         goto out;
     in_txn = 1;
