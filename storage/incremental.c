@@ -35,7 +35,8 @@ struct follow_file {
     /* SQLite's check of a finished file (shard_check.h): started when its ranks all say they are
      * complete, its answer taken once the file is read to its end. */
     struct pps__shard_check *check;
-    int check_state; /* 0 not started, 1 running, 2 done */
+    int check_state;               /* 0 not started, 1 running, 2 done */
+    struct pps__index_tally tally; /* every row read, as stored, for that check */
 };
 
 struct pps_run_follow {
@@ -97,6 +98,7 @@ static void start_over(struct pps_run_follow *f)
     f->reset = 1;
     for (size_t i = 0; i < f->n_files; i++) {
         f->files[i].last_span = f->files[i].last_metric = 0;
+        f->files[i].tally = (struct pps__index_tally){0, 0};
         f->files[i].n_refs = 0;
     }
 }
@@ -336,7 +338,7 @@ static int read_spans(struct pps_run_follow *f, struct follow_file *ff, int64_t 
         struct pps_span s;
 
         if ((rc = pps__span_read(st, ff->path, &ff->bounds, ff->refs, ff->n_refs, ff->ranks,
-                                 ff->n_ranks, &ri, &s, err)))
+                                 ff->n_ranks, &ri, &s, &ff->tally, err)))
             goto out;
         if (pps__grow((void **)&f->spans, &f->spans_cap, f->n_spans + 1, sizeof(*f->spans))) {
             rc = oom(ff->path, err);
@@ -441,7 +443,7 @@ static int fetch_file(struct pps_run_follow *f, struct follow_file *ff, int64_t 
     /* Read to its end: no limit (-1), or fewer rows than the limit. */
     if (ff->check_state == 1 && (limit < 0 || (int64_t)*n_read < limit)) {
         ff->check_state = 2; /* finish frees the check, whatever it says */
-        if ((rc = pps__shard_check_finish(ff->path, ff->check, err)))
+        if ((rc = pps__shard_check_finish(ff->path, ff->check, &ff->tally, err)))
             goto out;
     }
     f->total_rows += max_rowid(ff);

@@ -169,12 +169,14 @@ static int add_span(struct loader *ld, const struct pps_span *s, struct pps_err 
 int pps__span_read(sqlite3_stmt *st, const char *path, const struct pps__span_bounds *b,
                    const struct pps__name_ref *refs, size_t n_refs, const struct pps__clock *ranks,
                    size_t n_ranks, const struct pps__clock **ri, struct pps_span *s,
-                   struct pps_err *err)
+                   struct pps__index_tally *tally, struct pps_err *err)
 {
     int rc;
 
     if ((rc = pps__span_row(st, path, b, s, err)))
         return rc;
+    if (tally)
+        pps__index_tally_add(tally, s->stage, s->start_ns, sqlite3_column_int64(st, 13));
     if (s->name_id >= 0)
         s->name_id = pps__name_ref_find(refs, n_refs, s->rank, s->name_id);
     if (s->clock == PPS_CLOCK_HOST) {
@@ -192,6 +194,7 @@ struct row_ctx {
     struct loader *ld;
     const struct pps__span_bounds *b;
     const struct pps__clock *ri; /* the last row's rank's clock (pps__span_read()) */
+    struct pps__index_tally *tally; /* the rows read, for SQLite's check; NULL: none */
 };
 
 static int take_row(void *ctx, sqlite3_stmt *st, struct pps_err *err)
@@ -202,7 +205,7 @@ static int take_row(void *ctx, sqlite3_stmt *st, struct pps_err *err)
     int rc;
 
     if ((rc = pps__span_read(st, ld->path, c->b, ld->refs, ld->n_refs, ld->ranks, ld->n_ranks,
-                             &c->ri, &s, err)))
+                             &c->ri, &s, c->tally, err)))
         return rc;
     if (ld->windowed && !pps__span_in_window(&s, ld->w0, ld->w1))
         return 0;
@@ -211,11 +214,11 @@ static int take_row(void *ctx, sqlite3_stmt *st, struct pps_err *err)
     return add_span(ld, &s, err);
 }
 
-/* Every spans row of the file, by a scan of the table. */
+/* Every spans row of the file, by a scan of the table; each row as stored into *tally. */
 static int load_spans(struct loader *ld, sqlite3 *db, const struct pps__span_bounds *b,
-                      struct pps_err *err)
+                      struct pps__index_tally *tally, struct pps_err *err)
 {
-    struct row_ctx c = {ld, b, NULL};
+    struct row_ctx c = {ld, b, NULL, tally};
     sqlite3_stmt *st = NULL;
     int64_t n_read = 0, n_indexed = 0;
     int rc;
@@ -284,7 +287,7 @@ out:
 static int load_spans_window(struct loader *ld, sqlite3 *db, const struct pps__span_bounds *b,
                              int *indexed, struct pps_err *err)
 {
-    struct row_ctx c = {ld, b, NULL};
+    struct row_ctx c = {ld, b, NULL, NULL};
     int64_t lo, hi;
 
     *indexed = b->span_max_known && pps__window_raw_range(ld->ranks, ld->n_ranks, ld->w0, ld->w1,
@@ -359,6 +362,7 @@ static int load_file(struct loader *ld, const char *path, size_t *n_ranks, int *
 {
     sqlite3 *db = NULL;
     struct pps__shard_check *check = NULL;
+    struct pps__index_tally tally = {0, 0};
     size_t meta_from;
     struct pps__span_bounds bounds;
     int in_txn = 0, checking = 0, rc;
@@ -392,7 +396,7 @@ static int load_file(struct loader *ld, const char *path, size_t *n_ranks, int *
             goto out;
         checking = 1;
     }
-    if ((!indexed && (rc = load_spans(ld, db, &bounds, err))) ||
+    if ((!indexed && (rc = load_spans(ld, db, &bounds, &tally, err))) ||
         (rc = load_metrics(ld, db, &bounds, err)))
         goto out;
     if ((rc = pps__exec(db, "COMMIT", path, "cannot read", err)))
@@ -400,7 +404,7 @@ static int load_file(struct loader *ld, const char *path, size_t *n_ranks, int *
     in_txn = 0;
     if (checking) {
         checking = 0; /* finish frees the check, whatever it says */
-        if ((rc = pps__shard_check_finish(path, check, err)))
+        if ((rc = pps__shard_check_finish(path, check, &tally, err)))
             goto out;
     }
     *n_ranks = ld->n_ranks;

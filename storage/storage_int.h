@@ -268,13 +268,15 @@ int pps__window_rows(sqlite3 *db, const char *path, int64_t lo, int64_t hi,
 
 /* The entry of rank in ranks[0..n), sorted by rank, or NULL. */
 const struct pps__clock *pps__clock_find(const struct pps__clock *ranks, size_t n, int rank);
+struct pps__index_tally;
 /* A spans row as the run holds it: pps__span_row(), then its name_id made the run's index
  * through refs (-1 when refs lacks it), and a host-clock span moved onto rank 0's clock by its
- * rank's entry in ranks (pps__clock_find(); *ri keeps the last one found, NULL at first). */
+ * rank's entry in ranks (pps__clock_find(); *ri keeps the last one found, NULL at first). The
+ * row as stored (stage, start_ns, rowid) goes into *tally where it is not NULL (shard_check.h). */
 int pps__span_read(sqlite3_stmt *st, const char *path, const struct pps__span_bounds *b,
                    const struct pps__name_ref *refs, size_t n_refs, const struct pps__clock *ranks,
                    size_t n_ranks, const struct pps__clock **ri, struct pps_span *s,
-                   struct pps_err *err);
+                   struct pps__index_tally *tally, struct pps_err *err);
 /* One metrics row into *m, checked as spans are (by b: its rank, iteration and stage), its counts
  * -1 (unknown) or more. */
 int pps__metric_row(sqlite3_stmt *st, const char *path, const struct pps__span_bounds *b,

@@ -3,7 +3,9 @@
 # stored as blobs: a small `ppscope sim --trace` run, then 40 copies of its shard, each with one
 # 4 KiB page written over another (the pairs drawn from a fixed seed). A damaged page SQLite can
 # still read gives rows the loader's own checks accept (a duplicated leaf repeats spans and drops
-# others); SQLite's PRAGMA integrity_check finds it. Asserted for every copy that
+# others); SQLite's PRAGMA integrity_check finds it, and so must the reader's own check of a
+# finished shard (shard_check.h: quick_check, and the index held to the rows by tally; one more
+# case below has an index that only the second finds). Asserted for every copy that
 # integrity_check calls damaged: report, report --json, view --once and merge refuse it (exit 2, one line naming the
 # file); and that SQLite's check is what refused some of them (the loader alone would not have).
 # A copy integrity_check calls ok is read or refused, never a crash.
@@ -83,6 +85,33 @@ for cmd in "report" "report --json" "view --once" "merge"; do
     # shellcheck disable=SC2086 # cmd and out are words
     expect_exit 2 $cmd "$T/hot" $out && grep -qF "rank-00000.db: a write to it was cut short" "$T/err" ||
         fail "hot journal: ppscope $cmd: $(cat "$T/err")"
+done
+
+# An index whose pages are sound but whose entries are not the rows': PRAGMA quick_check passes
+# it, integrity_check does not (it looks each row up), and neither may the reader, which reads
+# the index through and holds its entries to the rows it read (shard_check.h). Built by making
+# the index of (stage, end_ns) and then telling the schema it is of (stage, start_ns).
+cp -r "$T/good" "$T/index"
+python3 - "$T/index/rank-00000.db" <<'PY' || fail "could not make the mismatched index"
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1], isolation_level=None)
+c.execute("drop index spans_stage_start")
+c.execute("create index spans_stage_start on spans (stage, end_ns)")
+c.execute("pragma writable_schema = on")
+c.execute("update sqlite_schema set sql = replace(sql, 'end_ns', 'start_ns') "
+          "where name = 'spans_stage_start'")
+PY
+[ "$(sqlite3 "$T/index/rank-00000.db" "pragma quick_check")" = ok ] ||
+    fail "the mismatched index does not pass quick_check: the case tests nothing new"
+[ "$(sqlite3 "$T/index/rank-00000.db" "pragma integrity_check")" != ok ] ||
+    fail "integrity_check passes the mismatched index"
+for cmd in "report" "view --once" "merge"; do
+    out=
+    [ "$cmd" = merge ] && out="-o $T/index.merged.db"
+    # shellcheck disable=SC2086 # cmd and out are words
+    expect_exit 2 $cmd "$T/index" $out &&
+        grep -qF "rank-00000.db: damaged (the spans index does not match the table: its " "$T/err" ||
+        fail "mismatched index: ppscope $cmd: $(cat "$T/err")"
 done
 
 echo "$damaged of 40 copies damaged by SQLite's check; $by_check refused by that check alone"

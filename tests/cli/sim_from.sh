@@ -12,7 +12,9 @@ set -u
 cli_init sim_from "$1"
 
 # EMU OUT ARGS...: an emulated run, its op times per microbatch through a stage as ARGS say
-# (5 ms: long against the runtime's own steps and a loaded machine's scheduling delays)
+# (10 ms: long against the runtime's own steps and a loaded machine's scheduling delays: on a
+# virtual machine a sleep wakes 0.1 ms late on average, and a run of half-size ops pays that
+# twice as often, which no prediction from the costs scaled can see)
 emu() {
     out=$1
     shift
@@ -43,7 +45,7 @@ for s in gpipe interleaved zb-h1 zb-h2; do
     within "$got" "$want" 1e-5 "$s from a simulated 1f1b" && ok
 done
 
-emu "$T/ab" -s 1f1b,zb-h1,zb-h2,interleaved -p 4 -m 8 --emu-tf 5 --emu-tb 5 --emu-tw 5
+emu "$T/ab" -s 1f1b,zb-h1,zb-h2,interleaved -p 4 -m 8 --emu-tf 10 --emu-tb 10 --emu-tw 10
 
 expect_exit 0 sim --from "$T/ab/1f1b" --json
 cp "$T/out" "$T/whatif.json"
@@ -84,7 +86,7 @@ measured() {
 # Each schedule's prediction from the 1f1b run, against its measured run.
 for s in zb-h1 zb-h2 interleaved; do
     pred=$(field "$T/whatif.json" "[r for r in d['predictions'] if r['schedule']=='$s'][0]['iter_ns']")
-    measured "$pred" "$s from 1f1b" "$T/ab/$s" -s "$s" -p 4 -m 8 --emu-tf 5 --emu-tb 5 --emu-tw 5
+    measured "$pred" "$s from 1f1b" "$T/ab/$s" -s "$s" -p 4 -m 8 --emu-tf 10 --emu-tb 10 --emu-tw 10
 done
 # zb-h1 ran the 1f1b run's fused BW as B and W: the assumption is said
 field "$T/whatif.json" "[r for r in d['predictions'] if r['schedule']=='zb-h1'][0]['assumed']" |
@@ -93,14 +95,14 @@ field "$T/whatif.json" "[r for r in d['predictions'] if r['schedule']=='zb-h1'][
 # Another m keeps the batch: 16 microbatches of half the work each.
 expect_exit 0 sim --from "$T/ab/1f1b" -s 1f1b -m 16 --json
 pred=$(field "$T/out" "[r for r in d['predictions'] if not r['baseline']][0]['iter_ns']")
-set -- -s 1f1b -p 4 -m 16 --emu-tf 2.5 --emu-tb 2.5 --emu-tw 2.5
+set -- -s 1f1b -p 4 -m 16 --emu-tf 5 --emu-tb 5 --emu-tw 5
 emu "$T/m16" "$@"
 measured "$pred" "1f1b m=16 from m=8" "$T/m16" "$@"
 
 # Another p spreads the work: 2 stages of twice the work each.
 expect_exit 0 sim --from "$T/ab/1f1b" -s 1f1b -p 2 --json
 pred=$(field "$T/out" "[r for r in d['predictions'] if not r['baseline']][0]['iter_ns']")
-set -- -s 1f1b -p 2 -m 8 --emu-tf 10 --emu-tb 10 --emu-tw 10
+set -- -s 1f1b -p 2 -m 8 --emu-tf 20 --emu-tb 20 --emu-tw 20
 emu "$T/p2" "$@"
 measured "$pred" "1f1b p=2 from p=4" "$T/p2" "$@"
 

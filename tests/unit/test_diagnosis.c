@@ -104,7 +104,7 @@ static void test_clean_runs_have_no_flag_and_match_the_prediction(void)
         char why[512];
         int v;
 
-        emu_config(&c, k);
+        run_config_emu_timed(&c, k, 4, 8, 6);
         diagnose(&c, &d);
         /* Up to two more tries where the machine, not ppscope, made the run noisy (and the
          * report said so); the last run is held to everything below. */

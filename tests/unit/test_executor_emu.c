@@ -152,7 +152,7 @@ static void check_bubble(int kind, const char *root, double tolerance)
     char out[256];
 
     snprintf(out, sizeof(out), "%s/%s", root, pps_sched_kind_name(kind));
-    run_config_threads(&c, kind, PPS_BACKEND_EMU, 4, 8, 3);
+    run_config_emu_timed(&c, kind, 4, 8, 3);
     c.out = out;
     CHECK_EQ_INT(pps_run(&c, &res, &err), 0);
     pps_run_result_release(&res);
