@@ -146,8 +146,8 @@ static int defines_window(int kind)
 static int collect_iters(const struct pps_run *run, int32_t **out, int *n_out, size_t *n_no_iter,
                          struct pps_err *err)
 {
-    int32_t *iters = NULL;
-    size_t n = 0, n_distinct = 0;
+    int32_t *iters = NULL, lo = 0, hi = 0;
+    size_t n = 0, n_distinct = 0, range;
     int ret = 0;
 
     *out = NULL;
@@ -155,26 +155,58 @@ static int collect_iters(const struct pps_run *run, int32_t **out, int *n_out, s
     *n_no_iter = 0;
     for (int s = 0; s < run->n_stages; s++) {
         for (size_t i = 0; i < run->stages[s].n; i++) {
-            n += run->stages[s].spans[i].iter >= 0 && defines_window(run->stages[s].spans[i].kind);
-            *n_no_iter += run->stages[s].spans[i].iter < 0;
+            const struct pps_span *sp = &run->stages[s].spans[i];
+            int counts = sp->iter >= 0 && defines_window(sp->kind);
+
+            if (counts && (n == 0 || sp->iter < lo))
+                lo = sp->iter;
+            if (counts && (n == 0 || sp->iter > hi))
+                hi = sp->iter;
+            n += counts;
+            *n_no_iter += sp->iter < 0;
         }
     }
     if (n == 0)
         goto out;
-    iters = malloc(n * sizeof(*iters));
-    if (!iters) {
-        ret = pps_err_set(err, PPS_ENOMEM, "out of memory listing iterations of %zu spans", n);
-        goto out;
+    /* Labels are iteration numbers, a few thousand for millions of spans: one mark per label
+     * in [lo, hi] lists them in one pass. Labels spread wider than that (a foreign trace's)
+     * are sorted. */
+    range = (size_t)((int64_t)hi - lo) + 1;
+    if (range <= ((size_t)1 << 26) && range <= 8 * n + 4096) {
+        unsigned char *seen = calloc(range, 1);
+
+        iters = seen ? malloc((range < n ? range : n) * sizeof(*iters)) : NULL;
+        if (!iters) {
+            free(seen);
+            ret = pps_err_set(err, PPS_ENOMEM, "out of memory listing iterations of %zu spans", n);
+            goto out;
+        }
+        for (int s = 0; s < run->n_stages; s++)
+            for (size_t i = 0; i < run->stages[s].n; i++)
+                if (run->stages[s].spans[i].iter >= 0 &&
+                    defines_window(run->stages[s].spans[i].kind))
+                    seen[run->stages[s].spans[i].iter - lo] = 1;
+        for (size_t k = 0; k < range; k++)
+            if (seen[k])
+                iters[n_distinct++] = (int32_t)(lo + (int64_t)k);
+        free(seen);
+    } else {
+        iters = malloc(n * sizeof(*iters));
+        if (!iters) {
+            ret = pps_err_set(err, PPS_ENOMEM, "out of memory listing iterations of %zu spans", n);
+            goto out;
+        }
+        n = 0;
+        for (int s = 0; s < run->n_stages; s++)
+            for (size_t i = 0; i < run->stages[s].n; i++)
+                if (run->stages[s].spans[i].iter >= 0 &&
+                    defines_window(run->stages[s].spans[i].kind))
+                    iters[n++] = run->stages[s].spans[i].iter;
+        qsort(iters, n, sizeof(*iters), int32_cmp);
+        for (size_t i = 0; i < n; i++)
+            if (i == 0 || iters[i] != iters[n_distinct - 1])
+                iters[n_distinct++] = iters[i];
     }
-    n = 0;
-    for (int s = 0; s < run->n_stages; s++)
-        for (size_t i = 0; i < run->stages[s].n; i++)
-            if (run->stages[s].spans[i].iter >= 0 && defines_window(run->stages[s].spans[i].kind))
-                iters[n++] = run->stages[s].spans[i].iter;
-    qsort(iters, n, sizeof(*iters), int32_cmp);
-    for (size_t i = 0; i < n; i++)
-        if (i == 0 || iters[i] != iters[n_distinct - 1])
-            iters[n_distinct++] = iters[i];
     *out = iters;
     *n_out = (int)n_distinct;
     iters = NULL;
@@ -183,12 +215,16 @@ out:
     return ret;
 }
 
+/* The slot of label iter in iters[0..n) (sorted, distinct), or -1: at once where the labels are
+ * contiguous (a ppscope run's 0..n-1), else by binary search. */
 static int iter_slot(const int32_t *iters, int n, int32_t iter)
 {
     const int32_t *hit;
 
     if (n <= 0 || !iters)
         return -1;
+    if ((int64_t)iters[n - 1] - iters[0] == n - 1)
+        return iter >= iters[0] && iter <= iters[n - 1] ? (int)(iter - iters[0]) : -1;
     hit = bsearch(&iter, iters, (size_t)n, sizeof(*iters), int32_cmp);
 
     return hit ? (int)(hit - iters) : -1;
