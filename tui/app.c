@@ -86,7 +86,8 @@ static void install_signals(void)
     sigaction(SIGHUP, &sa, NULL);
 }
 
-/* Takes what the reloader read since the last look, unless the view is paused. */
+/* Takes what the reloader read since the last look, and the second step of an open through the
+ * index once it is done, unless the view is paused. */
 static void adopt_reloads(struct pps_tui *ui, struct pps__tui_reloader *r)
 {
     for (int m = 0; m < ui->n_models && !ui->paused; m++) {
@@ -94,7 +95,8 @@ static void adopt_reloads(struct pps_tui *ui, struct pps__tui_reloader *r)
         struct pps_err err = {0, ""};
         int had_sel = pps__tui_sel_span(ui, m, &old);
 
-        if (pps__tui_reloader_take(r, m, &ui->models[m], &err))
+        if (pps__tui_model_grow_take(&ui->models[m], 0, &err) > 0 ||
+            pps__tui_reloader_take(r, m, &ui->models[m], &err))
             pps__tui_updated(ui, m, had_sel ? &old : NULL);
         else if (err.code)
             pps__tui_say(ui, "reload failed, showing the last data: %s", err.msg);

@@ -288,7 +288,7 @@ static void draw_header(struct pps_tui *ui, struct pps_tui_frame *f)
     struct pps_tui_rect r = ui->layout.header;
     char tags[192] = "", text[1024], pa[256], pb[256], p[16], m_[16], bub[16];
     char ranks[96], missing[160] = "", lost[64];
-    int live = 0, gone = 1, x, tw, room, n_missing = 0;
+    int live = 0, gone = 1, reading = 0, x, tw, room, n_missing = 0;
     const char *live_tag;
 
     for (int m = 0; m < ui->n_models; m++) {
@@ -307,8 +307,11 @@ static void draw_header(struct pps_tui *ui, struct pps_tui_frame *f)
     lost_tag(ui, !live || gone, lost, sizeof(lost));
     if (lost[0] && strlen(missing) + strlen(lost) < sizeof(missing))
         strcat(missing, lost);
-    snprintf(tags, sizeof(tags), "%s%s%s%s", missing, live_tag, ui->follow ? " [FOLLOW]" : "",
-             ui->paused ? " [PAUSED]" : "");
+    /* A progressive open through the index: older iterations are still being read. */
+    for (int m = 0; m < ui->n_models; m++)
+        reading |= ui->models[m].grow != NULL;
+    snprintf(tags, sizeof(tags), "%s%s%s%s%s", missing, live_tag, reading ? " [READING]" : "",
+             ui->follow ? " [FOLLOW]" : "", ui->paused ? " [PAUSED]" : "");
     tw = (int)strlen(tags);
     for (int i = 0; i < r.w; i++)
         pps_tui_frame_put(f, i, r.y, ' ', PPS_TUI_C_TITLE, PPS_TUI_A_REVERSE);
@@ -376,6 +379,8 @@ static void draw_header(struct pps_tui *ui, struct pps_tui_frame *f)
     if (live)
         x += pps_tui_frame_text(f, x, r.y, -1, live_tag, gone ? PPS_TUI_C_WARN : PPS_TUI_C_GOOD,
                                 PPS_TUI_A_REVERSE);
+    if (reading)
+        x += pps_tui_frame_text(f, x, r.y, -1, " [READING]", PPS_TUI_C_TITLE, PPS_TUI_A_REVERSE);
     if (ui->follow)
         x += pps_tui_frame_text(f, x, r.y, -1, " [FOLLOW]", PPS_TUI_C_TITLE, PPS_TUI_A_REVERSE);
     if (ui->paused) {

@@ -71,8 +71,11 @@ static void job_free(struct pps__tui_report_job *j)
     free(j);
 }
 
+static void grow_free(struct pps__tui_grow_job *j);
+
 void pps__tui_model_release(struct pps_tui_model *m)
 {
+    grow_free(m->grow);
     job_free(m->job);
     free(m->path);
     pps_tui_index_free(m->index);
@@ -187,14 +190,15 @@ static int keep_newest(struct pps_tui_model *m, int final, struct pps_err *err)
 /*
  * Reads whole iterations of a finished run through the spans' index, where its summary (of the
  * run as its files are now) says which and where they lie (pps_summary_pick(): anchor, dir; dir
- * 0 the newest), into *out: what reading the run whole and dropping the rest holds, at the cost
- * of those iterations. The run's own first (last) iterations come with everything before
- * (after) them. With dir 0, only a run past max_spans with older iterations to leave out. 1 when
- * it did; 0 where it cannot (a live run, no summary or a damaged one, no map of its labels, files
- * changed between the reads): the caller reads whole, or stays as it is; PPS_ENOMEM.
+ * 0 the newest), at most keep labelled spans of them, into *out: what reading the run whole and
+ * dropping the rest holds, at the cost of those iterations. The run's own first (last)
+ * iterations come with everything before (after) them. With dir 0, only a run past max_spans
+ * with older iterations to leave out. 1 when it did (*older: it left older iterations out); 0
+ * where it cannot (a live run, no summary or a damaged one, no map of its labels, files changed
+ * between the reads): the caller reads whole, or stays as it is; PPS_ENOMEM.
  */
-static int read_pick(const struct pps_tui_model *m, const char *path, int anchor, int dir,
-                     struct pps_run **out, struct pps_err *err)
+static int read_pick(const char *path, size_t max_spans, size_t keep, int no_summary, int anchor,
+                     int dir, struct pps_run **out, int *older, struct pps_err *err)
 {
     struct pps_run *meta = NULL, *run = NULL;
     struct pps_summary_pick pk;
@@ -204,17 +208,17 @@ static int read_pick(const struct pps_tui_model *m, const char *path, int anchor
     int rc = 0;
 
     *out = NULL;
-    if (!m->max_spans || m->no_summary || pps_run_load_meta(path, &meta, &why) < 0 ||
+    if (!max_spans || no_summary || pps_run_load_meta(path, &meta, &why) < 0 ||
         !pps_run_finished(meta) ||
         pps_run_summary_get(path, PPS_SUMMARY_NAME, meta->stamp, &data, &len, &why) != 1)
         goto out;
-    if ((rc = pps_summary_pick(data, len, m->max_spans / 2, anchor, dir, &pk, &why)) != 0) {
+    if ((rc = pps_summary_pick(data, len, keep, anchor, dir, &pk, &why)) != 0) {
         if (rc == PPS_ENOMEM)
             *err = why;
         rc = rc == PPS_ENOMEM ? rc : 0;
         goto out;
     }
-    if ((dir == 0 && (pk.spans <= (int64_t)m->max_spans || !pk.older)) ||
+    if ((dir == 0 && (pk.spans <= (int64_t)max_spans || !pk.older)) ||
         pps_run_load_window(path, pk.older ? pk.t0 : -PPS_TUI_TIME_END,
                             pk.newer ? pk.t1 + 1 : PPS_TUI_TIME_END, &run, &why) < 0)
         goto out;
@@ -225,6 +229,7 @@ static int read_pick(const struct pps_tui_model *m, const char *path, int anchor
     run->n_dropped = (size_t)pk.spans - run->n_spans;
     run->n_iters = pk.n_iters; /* the run's, not the window's */
     *out = run;
+    *older = pk.older;
     run = NULL;
     rc = 1;
 out:
@@ -234,15 +239,134 @@ out:
     return rc;
 }
 
+/* ---- the open through the index, in two steps ----------------------------------------------
+ *
+ * A view that opens a summarised run through the index draws its first frame from the newest
+ * iterations within a sixteenth of --max-spans (PPS_TUI_FIRST_KEEP), and reads the newest within
+ * half of it, what it holds from then on, on a thread of its own meanwhile: the first frame
+ * costs a sixteenth of the read. The thread makes the index, the report and the flags of what
+ * it read too; the UI takes them all at once (pps__tui_model_grow_take()).
+ */
+struct pps__tui_grow_job {
+    pthread_t thread;
+    char *path;
+    size_t max_spans;
+    struct pps_run *run;
+    struct pps_tui_index *index;
+    struct pps_report *rep;
+    struct pps_flag_list flags;
+    struct pps_err err;
+    int rc;
+    double t0, t1;
+    atomic_int done;
+};
+
+static void *grow_main(void *arg)
+{
+    struct pps__tui_grow_job *j = arg;
+    int older = 0;
+
+    j->rc = read_pick(j->path, j->max_spans, j->max_spans / 2, 0, 0, 0, &j->run, &older, &j->err);
+    if (j->rc == 1) {
+        double t = now_s();
+        if ((j->rc = pps_tui_index_build(j->run, &j->index, &j->err)) >= 0 &&
+            (j->rc = pps_analysis_report(j->run, &j->rep, &j->err)) >= 0 &&
+            (j->rc = pps_analysis_flags(j->run, j->rep, &j->flags, &j->err)) >= 0)
+            j->rc = 1;
+        j->t0 = t;
+    }
+    j->t1 = now_s();
+    atomic_store(&j->done, 1);
+    return NULL;
+}
+
+/* Frees j, whose thread has ended and been joined. */
+static void grow_release(struct pps__tui_grow_job *j)
+{
+    pps_flag_list_release(&j->flags);
+    pps_report_free(j->rep);
+    pps_tui_index_free(j->index);
+    pps_run_free(j->run);
+    free(j->path);
+    free(j);
+}
+
+static void grow_free(struct pps__tui_grow_job *j)
+{
+    if (!j)
+        return;
+    pthread_join(j->thread, NULL);
+    grow_release(j);
+}
+
+/* Starts the second step; where no thread can be had, the view keeps what the first read. */
+static void start_grow(struct pps_tui_model *m)
+{
+    struct pps__tui_grow_job *j = calloc(1, sizeof(*j));
+
+    if (!j || !(j->path = strdup(m->path))) {
+        free(j);
+        return;
+    }
+    j->max_spans = m->max_spans;
+    j->flags = (struct pps_flag_list)PPS_FLAG_LIST_INIT;
+    atomic_init(&j->done, 0);
+    if (pthread_create(&j->thread, NULL, grow_main, j) != 0) {
+        free(j->path);
+        free(j);
+        return;
+    }
+    m->grow = j;
+}
+
+int pps__tui_model_grow_take(struct pps_tui_model *m, int wait, struct pps_err *err)
+{
+    struct pps__tui_grow_job *j = m->grow;
+    int rc;
+
+    if (!j || (!wait && !atomic_load(&j->done)))
+        return 0;
+    pthread_join(j->thread, NULL);
+    m->grow = NULL;
+    rc = j->rc;
+    if (rc == 1) {
+        pps_tui_index_free(m->index);
+        m->index = j->index;
+        j->index = NULL;
+        pps_run_free(m->run);
+        m->run = j->run;
+        j->run = NULL;
+        pps_flag_list_release(&m->flags);
+        pps_critpath_free(m->cp);
+        m->cp = NULL;
+        pps_report_free(m->rep);
+        m->rep = j->rep;
+        j->rep = NULL;
+        m->flags = j->flags;
+        j->flags = (struct pps_flag_list)PPS_FLAG_LIST_INIT;
+        m->rep_at = j->t1;
+        m->rep_s = j->t1 - j->t0;
+        m->rep_spans = m->run->n_spans + m->run->n_dropped;
+    } else if (rc < 0 && err) {
+        *err = j->err;
+    }
+    grow_release(j);
+    return rc;
+}
+
 int pps__tui_model_page(struct pps_tui_model *m, int anchor, int dir, struct pps_err *err)
 {
     struct pps_tui_index *index = NULL;
     struct pps_run *run = NULL;
-    int rc;
+    int rc, older;
 
     if (m->loading || !m->run)
         return 0;
-    if ((rc = read_pick(m, m->path, anchor, dir, &run, err)) <= 0)
+    /* A page of what the second step of the open is reading: that first. */
+    if (m->grow && (rc = pps__tui_model_grow_take(m, 1, err)) < 0)
+        return rc;
+    if ((rc = read_pick(m->path, m->max_spans, m->max_spans / 2, m->no_summary, anchor, dir, &run,
+                        &older, err)) <= 0)
         return rc;
     /* A report being made reads the run it replaces. */
     if ((rc = pps__tui_model_report_take(m, 1, err)) < 0 ||
@@ -268,7 +392,8 @@ int pps__tui_model_load(struct pps_tui_model *m, const char *path, size_t first_
                         size_t max_spans, int no_summary, struct pps_err *err)
 {
     double t = now_s();
-    int rc, more = 0;
+    size_t keep = max_spans / 2;
+    int rc, more = 0, older = 0;
 
     memset(m, 0, sizeof(*m));
     m->max_spans = max_spans;
@@ -279,8 +404,11 @@ int pps__tui_model_load(struct pps_tui_model *m, const char *path, size_t first_
         rc = pps_err_set(err, PPS_ENOMEM, "out of memory");
         goto fail;
     }
-    /* A summarised finished run: its newest iterations through the index. */
-    if ((rc = read_pick(m, path, 0, 0, &m->run, err)) < 0)
+    /* A summarised finished run: its newest iterations through the index (a progressive open:
+     * fewer first, the rest on a thread). */
+    if (first_rows && keep > max_spans / PPS_TUI_FIRST_KEEP)
+        keep = max_spans / PPS_TUI_FIRST_KEEP;
+    if ((rc = read_pick(path, max_spans, keep, no_summary, 0, 0, &m->run, &older, err)) < 0)
         goto fail;
     if (rc == 1) {
         m->windowed = 1;
@@ -311,6 +439,8 @@ loaded:
         goto fail;
     if ((rc = pps_tui_index_build(m->run, &m->index, err)) < 0)
         goto fail;
+    if (m->windowed && older && keep < max_spans / 2)
+        start_grow(m);
     m->load_s = now_s() - t;
     return 0;
 fail:

@@ -288,6 +288,7 @@ enum {
 };
 
 struct pps__tui_report_job;
+struct pps__tui_grow_job;
 
 /* One run as the view holds it. */
 struct pps_tui_model {
@@ -318,6 +319,9 @@ struct pps_tui_model {
      * which): follow is NULL, nothing more is read. */
     int windowed;
     int no_summary; /* read whole, and never paged through the summary (--no-summary) */
+    /* The second step of a progressive open through the index (model.c): the newest iterations
+     * within max_spans / 2 being read on a thread, taken by pps__tui_model_grow_take(). */
+    struct pps__tui_grow_job *grow;
 };
 
 /* The end of a window that reaches past every span a run can hold (times are within 2^62 ns). */
@@ -367,6 +371,9 @@ void pps_tui_release(struct pps_tui *ui);
 
 /* Spans a progressive open reads before the first frame (0 to pps_tui_open_progressive). */
 #define PPS_TUI_FIRST_ROWS 1000000
+/* A progressive open through the index draws its first frame from the newest iterations within
+ * this share of --max-spans (1/16: 125,000 spans of the default), then holds those within half. */
+#define PPS_TUI_FIRST_KEEP 16
 
 /*
  * As pps_tui_open(), but reads only about first_rows spans of each run (0: PPS_TUI_FIRST_ROWS)

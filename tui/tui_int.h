@@ -25,6 +25,11 @@ void pps__tui_model_release(struct pps_tui_model *m);
  * it was. Negative on an error that leaves m as it was too.
  */
 int pps__tui_model_page(struct pps_tui_model *m, int anchor, int dir, struct pps_err *err);
+/* Takes the second step of a progressive open through the index (the run, its index, report
+ * and flags, all at once) once it is done, or waits for it (wait): 1 when the model changed; 0
+ * when there is none, it is not done, or it read nothing (the files changed: the model stays as
+ * it is); < 0 its error. */
+int pps__tui_model_grow_take(struct pps_tui_model *m, int wait, struct pps_err *err);
 /* The rows a load reads at a time where spans are kept within max_spans (a quarter of them). */
 size_t pps__tui_chunk_of(size_t max_spans);
 /* Reads what was added to m's run since it was loaded or last updated (when its files' signature

@@ -253,7 +253,7 @@ int pps_tui_open_progressive(struct pps_tui *ui, const char *path_a, const char 
 int pps__tui_loading(const struct pps_tui *ui)
 {
     for (int m = 0; m < ui->n_models; m++)
-        if (ui->models[m].loading)
+        if (ui->models[m].loading || ui->models[m].grow)
             return 1;
     return 0;
 }

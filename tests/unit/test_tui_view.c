@@ -634,6 +634,70 @@ static void test_view_progressive_open_ends_as_once(void)
     pps_tui_release(&ui);
 }
 
+/* A summarised run past --max-spans, opened progressively: its first frame holds the newest
+ * iterations within a sixteenth of the budget and says it is reading more ([READING]); once the
+ * second step is taken it holds what --once holds (the newest within half), frame for frame. */
+static void test_view_progressive_open_through_the_index(void)
+{
+    struct pps_tui_opts o = {1, 0, 0.02, 0, 0, NULL};
+    struct pps_tui ui;
+    struct pps_tui_frame f;
+    struct pps_run *run = NULL;
+    struct pps_report *rep = NULL;
+    struct pps_err err = {0, ""};
+    const char *path = fx_sim_run(tmp, "indexed", PPS_SCHED_ZB_H1, 4, 8, 64);
+    char out[4200], *once = NULL;
+    size_t once_len = 0, len = 0;
+    void *data = NULL;
+    int first_small;
+    FILE *fp;
+
+    /* Its summary, as `ppscope report` keeps it. */
+    CHECK(pps_run_load(path, &run, &err) == 0);
+    CHECK(run && pps_analysis_report(run, &rep, &err) == 0);
+    CHECK(rep && pps_summary_encode(run, rep, NULL, &data, &len, &err) == 0);
+    CHECK(data && pps_run_summary_put(path, PPS_SUMMARY_NAME, run->stamp, data, len, &err) == 0);
+    o.max_spans = run ? run->n_spans / 2 : 1000;
+    free(data);
+    pps_report_free(rep);
+    pps_run_free(run);
+
+    pps_tui_init(&ui, &o);
+    CHECK(pps_tui_open_progressive(&ui, path, NULL, 16, &err) == 0);
+    CHECK(ui.models[0].windowed);
+    CHECK(ui.models[0].grow != NULL);
+    CHECK(ui.models[0].rep != NULL);
+    first_small = ui.models[0].run->first_iter;
+    /* The first holds a sixteenth of the budget: an iteration or two of the 64. */
+    CHECK(first_small >= 60);
+    CHECK(pps_tui_frame_init(&f, 100, 30) == 0);
+    pps_tui_draw(&ui, &f);
+    CHECK_STR_CONTAINS(frame_text(&f, 1), "[READING]");
+    snprintf(out, sizeof(out), "iters %d-63 of 64", first_small);
+    CHECK_STR_CONTAINS(frame_text(&f, 1), out);
+    /* The second step: the newest within half the budget, taken whole. */
+    CHECK_EQ_INT(pps__tui_model_grow_take(&ui.models[0], 1, &err), 1);
+    CHECK(ui.models[0].grow == NULL);
+    pps__tui_updated(&ui, 0, NULL);
+    CHECK(ui.models[0].run->first_iter < first_small);
+    pps_tui_draw(&ui, &f);
+    CHECK(!strstr(frame_text(&f, 1), "[READING]"));
+    snprintf(out, sizeof(out), "%s/indexed.txt", tmp);
+    fp = fopen(out, "w+");
+    CHECK(fp && pps_tui_once(path, NULL, &o, 100, 30, NULL, fp, &err) == 0);
+    if (fp) {
+        once_len = (size_t)ftell(fp);
+        once = calloc(1, once_len + 1);
+        rewind(fp);
+        CHECK(once && fread(once, 1, once_len, fp) == once_len);
+        fclose(fp);
+    }
+    CHECK(once && !strcmp(frame_text(&f, 1), once));
+    free(once);
+    pps_tui_frame_release(&f);
+    pps_tui_release(&ui);
+}
+
 /* ---- A/B ------------------------------------------------------------------------------------ */
 
 static void test_view_ab_aligned_by_iteration(void)
@@ -718,6 +782,7 @@ static const struct test_case cases[] = {
     TEST(test_view_live_follow_and_pause),
     TEST(test_view_reloader_thread),
     TEST(test_view_progressive_open_ends_as_once),
+    TEST(test_view_progressive_open_through_the_index),
     TEST(test_view_ab_aligned_by_iteration),
     TEST(test_once_writes_the_frame),
     {NULL, NULL},
