@@ -8,9 +8,11 @@
 #                spans, measures them and keeps the summary)       goal <= 1.5x the scan
 #                and, beside it, `report --no-summary` (the same without keeping it), and what
 #                the summary costs on disk
-#   view         `ppscope view --once RUN` once the run has its summary (its newest iterations
-#                through the index)                  goal < 0.5 s to the frame, < 300 MB
-#                and, beside it, `view --once --no-summary` (the whole run read, the same frame)
+#   view         `ppscope view RUN` in tmux (200x60) once the run has its summary: from its start
+#                to its first frame (the first step of the open through the index)  goal < 0.5 s
+#                and to the second step's (no [READING] in the header); `ppscope view --once
+#                RUN` (what the second step reads: its newest iterations through the index)
+#                goal < 300 MB, and `view --once --no-summary` (the whole run read, the same frame)
 #   merge        `ppscope merge RUN -o FILE`         goal >= 0.5x SQLite's insert rate
 #   disk         bytes per span of the shards, and against the same rows in a plain SQLite table
 #                (the insert baseline's file: no index, no ppscope tables), for the record
@@ -99,6 +101,28 @@ cp "$tmp/out" "$tmp/view-index"
 set -- $(measure "$pps" view --once --no-summary --size 200x60 "$run")
 whole_s=$1 whole_kb=$2
 cmp -s "$tmp/out" "$tmp/view-index" || { echo "scale: the frames through the index and whole differ" >&2; exit 1; }
+# The view as a user starts it, in tmux: seconds to its first frame, and to the second step's.
+first_s=-1 second_s=-1
+if command -v tmux >/dev/null 2>&1; then
+    sock="$tmp/tmux.sock"
+    t0=$(date +%s.%N)
+    tmux -S "$sock" new-session -d -s scale -x 200 -y 60 "'$pps' view '$run'; sleep 600"
+    header() { tmux -S "$sock" capture-pane -p -t scale 2>/dev/null | head -n 1; }
+    # Within a minute each, or the view is broken.
+    tries=0
+    until header | grep -q "^ppscope view"; do
+        tries=$((tries + 1)) && [ $tries -lt 6000 ] || { echo "scale: the view drew no frame" >&2; exit 1; }
+        sleep 0.01
+    done
+    first_s=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN {print b - a}')
+    tries=0
+    while header | grep -qF "[READING]"; do
+        tries=$((tries + 1)) && [ $tries -lt 3000 ] || { echo "scale: the view kept [READING]" >&2; exit 1; }
+        sleep 0.02
+    done
+    second_s=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN {print b - a}')
+    tmux -S "$sock" kill-server 2>/dev/null || true
+fi
 set -- $(measure sqlite3 "$tmp/copy.db" "attach '$db' as src;
     create table spans as select * from src.spans where 0;
     insert into spans select * from src.spans;")
@@ -127,17 +151,23 @@ printf '  sqlite3 insert, then its index         %8.2f s (what a merged file hol
 awk -v n="$n" -v b="$bytes" -v scan="$scan_s" -v rs="$report_s" -v rk="$report_kb" \
     -v ss="$spans_s" -v bs="$build_s" -v sb="$summary_b" -v sk="$summary_kb" \
     -v ws="$whole_s" -v wk="$whole_kb" \
-    -v vs="$view_s" -v vk="$view_kb" -v ins="$insert_s" -v ms="$merge_s" -v ixs="$indexed_s" -v plain="$plain" -v mk="$merge_kb" 'BEGIN {
+    -v vs="$view_s" -v vk="$view_kb" -v fs="$first_s" -v s2="$second_s" -v ins="$insert_s" -v ms="$merge_s" -v ixs="$indexed_s" -v plain="$plain" -v mk="$merge_kb" 'BEGIN {
     ok_r = (rs < 1) ? 1 : 0
     ok_b = (bs <= 1.5 * scan) ? 1 : 0
-    ok_v = (vs < 0.5 && vk < 300 * 1024) ? 1 : 0
+    ok_v = (vk < 300 * 1024) ? 1 : 0
+    ok_f = (fs >= 0 && fs < 0.5) ? 1 : 0
     ok_m = (ins / ms >= 0.5) ? 1 : 0
     printf "R report, from the summary|%.2f s, %.0f MB|< 1 s|%d\n", rs, sk / 1024, ok_r
     printf "R the pass that keeps it|%.2f s, %.1fx the scan|<= 1.5x the scan|%d\n", bs, bs / scan, ok_b
     printf "R report --no-summary|%.2f s, %.1fx the scan|(the spans alone)|2\n", ss, ss / scan
     printf "R report memory, from spans|%.0f B a span|(67 when filed)|2\n", rk * 1024 / n
     printf "R summary on disk|%.1f MB, %.2f%%|of the shards|2\n", sb / 1e6, 100 * sb / b
-    printf "R view --once %.2f s|%.0f MB|< 0.5 s, < 300 MB|%d\n", vs, vk / 1024, ok_v
+    if (fs >= 0) {
+        printf "R view, to its first frame|%.2f s|< 0.5 s|%d\n", fs, ok_f
+        printf "R view, to the second step|%.2f s|(no [READING])|2\n", s2
+    } else
+        printf "R view, to its first frame|no tmux to time it in|< 0.5 s|2\n"
+    printf "R view --once %.2f s|%.0f MB|< 300 MB|%d\n", vs, vk / 1024, ok_v
     printf "R view --once --no-summary|%.2f s, %.0f MB|(the same frame)|2\n", ws, wk / 1024
     printf "R merge %.2f s, %.0f MB|%.2fx the insert rate|>= 0.5x|%d\n", ms, mk / 1024, ins / ms, ok_m
     printf "R merge vs insert+index|%.2fx that rate|(the indexed floor)|2\n", ixs / ms
