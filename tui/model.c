@@ -49,14 +49,20 @@ struct pps__tui_report_job {
     atomic_int done;
 };
 
-static void *report_main(void *arg)
+/* The job's report and flags of j->run, and when they were done (j->t1). */
+static void report_of(struct pps__tui_report_job *j)
 {
-    struct pps__tui_report_job *j = arg;
-
     j->rc = pps_analysis_report(j->run, &j->rep, &j->err);
     if (j->rc >= 0)
         j->rc = pps_analysis_flags(j->run, j->rep, &j->flags, &j->err);
     j->t1 = now_s();
+}
+
+static void *report_main(void *arg)
+{
+    struct pps__tui_report_job *j = arg;
+
+    report_of(j);
     atomic_store(&j->done, 1);
     return NULL;
 }
@@ -87,6 +93,21 @@ void pps__tui_model_release(struct pps_tui_model *m)
     memset(m, 0, sizeof(*m));
 }
 
+/* rep and flags (made from t0 to t1) become m's, in place of those it had. */
+static void adopt_report(struct pps_tui_model *m, struct pps_report *rep,
+                         struct pps_flag_list flags, double t0, double t1)
+{
+    pps_flag_list_release(&m->flags);
+    pps_critpath_free(m->cp);
+    m->cp = NULL;
+    pps_report_free(m->rep);
+    m->rep = rep;
+    m->flags = flags;
+    m->rep_at = t1;
+    m->rep_s = t1 - t0;
+    m->rep_spans = m->run->n_spans + m->run->n_dropped; /* taken in: a drop alone changes n */
+}
+
 /* The report and flags of the run as it is now. */
 static int make_report(struct pps_tui_model *m, struct pps_err *err)
 {
@@ -101,15 +122,7 @@ static int make_report(struct pps_tui_model *m, struct pps_err *err)
         pps_report_free(rep);
         return rc;
     }
-    pps_flag_list_release(&m->flags);
-    pps_critpath_free(m->cp);
-    m->cp = NULL;
-    pps_report_free(m->rep);
-    m->rep = rep;
-    m->flags = flags;
-    m->rep_at = now_s();
-    m->rep_s = m->rep_at - t;
-    m->rep_spans = m->run->n_spans + m->run->n_dropped; /* taken in: a drop alone changes n */
+    adopt_report(m, rep, flags, t, now_s());
     return 0;
 }
 
@@ -143,15 +156,7 @@ int pps__tui_model_report_take(struct pps_tui_model *m, int wait, struct pps_err
     m->job = NULL;
     rc = j->rc;
     if (rc >= 0) {
-        pps_flag_list_release(&m->flags);
-        pps_critpath_free(m->cp);
-        m->cp = NULL;
-        pps_report_free(m->rep);
-        m->rep = j->rep;
-        m->flags = j->flags;
-        m->rep_at = j->t1;
-        m->rep_s = j->t1 - j->t0;
-        m->rep_spans = m->run->n_spans + m->run->n_dropped;
+        adopt_report(m, j->rep, j->flags, j->t0, j->t1);
         rc = 1;
     } else {
         if (err)
@@ -248,17 +253,13 @@ out:
  * it read too; the UI takes them all at once (pps__tui_model_grow_take()).
  */
 struct pps__tui_grow_job {
-    pthread_t thread;
+    /* Its thread, and the report and flags of run once read (r.run), their error (r.rc < 0 and
+     * r.err: of the whole step), and when the report was made. */
+    struct pps__tui_report_job r;
     char *path;
     size_t max_spans;
     struct pps_run *run;
     struct pps_tui_index *index;
-    struct pps_report *rep;
-    struct pps_flag_list flags;
-    struct pps_err err;
-    int rc;
-    double t0, t1;
-    atomic_int done;
 };
 
 static void *grow_main(void *arg)
@@ -266,25 +267,24 @@ static void *grow_main(void *arg)
     struct pps__tui_grow_job *j = arg;
     int older = 0;
 
-    j->rc = read_pick(j->path, j->max_spans, j->max_spans / 2, 0, 0, 0, &j->run, &older, &j->err);
-    if (j->rc == 1) {
-        double t = now_s();
-        if ((j->rc = pps_tui_index_build(j->run, &j->index, &j->err)) >= 0 &&
-            (j->rc = pps_analysis_report(j->run, &j->rep, &j->err)) >= 0 &&
-            (j->rc = pps_analysis_flags(j->run, j->rep, &j->flags, &j->err)) >= 0)
-            j->rc = 1;
-        j->t0 = t;
+    j->r.rc = read_pick(j->path, j->max_spans, j->max_spans / 2, 0, 0, 0, &j->run, &older,
+                        &j->r.err);
+    if (j->r.rc == 1 && (j->r.rc = pps_tui_index_build(j->run, &j->index, &j->r.err)) >= 0) {
+        j->r.run = j->run;
+        j->r.t0 = now_s();
+        report_of(&j->r);
+        if (j->r.rc >= 0)
+            j->r.rc = 1;
     }
-    j->t1 = now_s();
-    atomic_store(&j->done, 1);
+    atomic_store(&j->r.done, 1);
     return NULL;
 }
 
 /* Frees j, whose thread has ended and been joined. */
 static void grow_release(struct pps__tui_grow_job *j)
 {
-    pps_flag_list_release(&j->flags);
-    pps_report_free(j->rep);
+    pps_flag_list_release(&j->r.flags);
+    pps_report_free(j->r.rep);
     pps_tui_index_free(j->index);
     pps_run_free(j->run);
     free(j->path);
@@ -295,7 +295,7 @@ static void grow_free(struct pps__tui_grow_job *j)
 {
     if (!j)
         return;
-    pthread_join(j->thread, NULL);
+    pthread_join(j->r.thread, NULL);
     grow_release(j);
 }
 
@@ -309,9 +309,9 @@ static void start_grow(struct pps_tui_model *m)
         return;
     }
     j->max_spans = m->max_spans;
-    j->flags = (struct pps_flag_list)PPS_FLAG_LIST_INIT;
-    atomic_init(&j->done, 0);
-    if (pthread_create(&j->thread, NULL, grow_main, j) != 0) {
+    j->r.flags = (struct pps_flag_list)PPS_FLAG_LIST_INIT;
+    atomic_init(&j->r.done, 0);
+    if (pthread_create(&j->r.thread, NULL, grow_main, j) != 0) {
         free(j->path);
         free(j);
         return;
@@ -324,11 +324,11 @@ int pps__tui_model_grow_take(struct pps_tui_model *m, int wait, struct pps_err *
     struct pps__tui_grow_job *j = m->grow;
     int rc;
 
-    if (!j || (!wait && !atomic_load(&j->done)))
+    if (!j || (!wait && !atomic_load(&j->r.done)))
         return 0;
-    pthread_join(j->thread, NULL);
+    pthread_join(j->r.thread, NULL);
     m->grow = NULL;
-    rc = j->rc;
+    rc = j->r.rc;
     if (rc == 1) {
         pps_tui_index_free(m->index);
         m->index = j->index;
@@ -336,19 +336,11 @@ int pps__tui_model_grow_take(struct pps_tui_model *m, int wait, struct pps_err *
         pps_run_free(m->run);
         m->run = j->run;
         j->run = NULL;
-        pps_flag_list_release(&m->flags);
-        pps_critpath_free(m->cp);
-        m->cp = NULL;
-        pps_report_free(m->rep);
-        m->rep = j->rep;
-        j->rep = NULL;
-        m->flags = j->flags;
-        j->flags = (struct pps_flag_list)PPS_FLAG_LIST_INIT;
-        m->rep_at = j->t1;
-        m->rep_s = j->t1 - j->t0;
-        m->rep_spans = m->run->n_spans + m->run->n_dropped;
+        adopt_report(m, j->r.rep, j->r.flags, j->r.t0, j->r.t1);
+        j->r.rep = NULL;
+        j->r.flags = (struct pps_flag_list)PPS_FLAG_LIST_INIT;
     } else if (rc < 0 && err) {
-        *err = j->err;
+        *err = j->r.err;
     }
     grow_release(j);
     return rc;

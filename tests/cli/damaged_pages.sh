@@ -65,6 +65,18 @@ for d in "$T"/d*; do
     done
     [ "$qc" = ok ] || damaged=$((damaged + 1))
 done
+# refused_by_all DIR MESSAGE WHAT: report, report --json, view --once and merge of DIR each exit
+# 2 with MESSAGE on stderr
+refused_by_all() {
+    for cmd in "report" "report --json" "view --once" "merge"; do
+        out=
+        [ "$cmd" = merge ] && out="-o $1.merged.db"
+        # shellcheck disable=SC2086 # cmd and out are words
+        expect_exit 2 $cmd "$1" $out && grep -qF "$2" "$T/err" ||
+            fail "$3: ppscope $cmd: $(cat "$T/err")"
+    done
+}
+
 # A write cut short (a hot rollback journal beside the file): the file holds half of it, which
 # read as it is would become figures; every reader says so instead.
 cp -r "$T/good" "$T/hot"
@@ -79,13 +91,7 @@ c.execute("insert into spans select * from spans")
 os._exit(0)  # no rollback, no close: the journal stays hot
 PY
 [ -s "$T/hot/rank-00000.db-journal" ] || fail "no hot journal was left"
-for cmd in "report" "report --json" "view --once" "merge"; do
-    out=
-    [ "$cmd" = merge ] && out="-o $T/hot.merged.db"
-    # shellcheck disable=SC2086 # cmd and out are words
-    expect_exit 2 $cmd "$T/hot" $out && grep -qF "rank-00000.db: a write to it was cut short" "$T/err" ||
-        fail "hot journal: ppscope $cmd: $(cat "$T/err")"
-done
+refused_by_all "$T/hot" "rank-00000.db: a write to it was cut short" "hot journal"
 
 # An index whose pages are sound but whose entries are not the rows': PRAGMA quick_check passes
 # it, integrity_check does not (it looks each row up), and neither may the reader, which reads
@@ -105,14 +111,8 @@ PY
     fail "the mismatched index does not pass quick_check: the case tests nothing new"
 [ "$(sqlite3 "$T/index/rank-00000.db" "pragma integrity_check")" != ok ] ||
     fail "integrity_check passes the mismatched index"
-for cmd in "report" "view --once" "merge"; do
-    out=
-    [ "$cmd" = merge ] && out="-o $T/index.merged.db"
-    # shellcheck disable=SC2086 # cmd and out are words
-    expect_exit 2 $cmd "$T/index" $out &&
-        grep -qF "rank-00000.db: damaged (the spans index does not match the table: its " "$T/err" ||
-        fail "mismatched index: ppscope $cmd: $(cat "$T/err")"
-done
+refused_by_all "$T/index" \
+    "rank-00000.db: damaged (the spans index does not match the table: its " "mismatched index"
 
 echo "$damaged of 40 copies damaged by SQLite's check; $by_check refused by that check alone"
 [ "$damaged" -ge 20 ] || fail "only $damaged copies damaged: the cases test little"

@@ -32,6 +32,28 @@ static void row_text(const struct pps_tui_frame *f, int y, char *buf, size_t len
     pps_tui_frame_row(f, y, 1, buf, len);
 }
 
+/* What `ppscope view --once` (100x30, opts o) writes for path, through a file named name in tmp
+ * (malloc'd; NULL, and a failed check, where it cannot be had). */
+static char *once_text(const char *path, const struct pps_tui_opts *o, const char *name)
+{
+    struct pps_err err = {0, ""};
+    char out[4200], *text = NULL;
+    size_t len;
+    FILE *fp;
+
+    snprintf(out, sizeof(out), "%s/%s.txt", tmp, name);
+    fp = fopen(out, "w+");
+    CHECK(fp && pps_tui_once(path, NULL, o, 100, 30, NULL, fp, &err) == 0);
+    if (fp) {
+        len = (size_t)ftell(fp);
+        text = calloc(1, len + 1);
+        rewind(fp);
+        CHECK(text && fread(text, 1, len, fp) == len);
+        fclose(fp);
+    }
+    return text;
+}
+
 static void open_ui(struct pps_tui *ui, const char *a, const char *b)
 {
     struct pps_tui_opts o = {1, 0, 0.5, 0, 0, NULL};
@@ -593,9 +615,7 @@ static void test_view_progressive_open_ends_as_once(void)
     struct pps_err err = {0, ""};
     struct timespec tick = {0, 10000000};
     const char *path = fx_sim_run(tmp, "progressive", PPS_SCHED_1F1B, 4, 8, 3);
-    char out[4200], *once = NULL;
-    size_t once_len = 0;
-    FILE *fp;
+    char *once = NULL;
 
     pps_tui_init(&ui, &o);
     CHECK(pps_tui_open_progressive(&ui, path, NULL, 16, &err) == 0);
@@ -617,16 +637,7 @@ static void test_view_progressive_open_ends_as_once(void)
     CHECK(!ui.models[0].loading);
     CHECK(ui.models[0].rep != NULL);
     pps_tui_draw(&ui, &f);
-    snprintf(out, sizeof(out), "%s/progressive.txt", tmp);
-    fp = fopen(out, "w+");
-    CHECK(fp && pps_tui_once(path, NULL, &o, 100, 30, NULL, fp, &err) == 0);
-    if (fp) {
-        once_len = (size_t)ftell(fp);
-        once = calloc(1, once_len + 1);
-        rewind(fp);
-        CHECK(once && fread(once, 1, once_len, fp) == once_len);
-        fclose(fp);
-    }
+    once = once_text(path, &o, "progressive");
     CHECK(once && !strcmp(frame_text(&f, 1), once));
     CHECK(!strstr(frame_text(&f, 1), "loading"));
     free(once);
@@ -646,11 +657,10 @@ static void test_view_progressive_open_through_the_index(void)
     struct pps_report *rep = NULL;
     struct pps_err err = {0, ""};
     const char *path = fx_sim_run(tmp, "indexed", PPS_SCHED_ZB_H1, 4, 8, 64);
-    char out[4200], *once = NULL;
-    size_t once_len = 0, len = 0;
+    char out[64], *once = NULL;
+    size_t len = 0;
     void *data = NULL;
     int first_small;
-    FILE *fp;
 
     /* Its summary, as `ppscope report` keeps it. */
     CHECK(pps_run_load(path, &run, &err) == 0);
@@ -682,16 +692,7 @@ static void test_view_progressive_open_through_the_index(void)
     CHECK(ui.models[0].run->first_iter < first_small);
     pps_tui_draw(&ui, &f);
     CHECK(!strstr(frame_text(&f, 1), "[READING]"));
-    snprintf(out, sizeof(out), "%s/indexed.txt", tmp);
-    fp = fopen(out, "w+");
-    CHECK(fp && pps_tui_once(path, NULL, &o, 100, 30, NULL, fp, &err) == 0);
-    if (fp) {
-        once_len = (size_t)ftell(fp);
-        once = calloc(1, once_len + 1);
-        rewind(fp);
-        CHECK(once && fread(once, 1, once_len, fp) == once_len);
-        fclose(fp);
-    }
+    once = once_text(path, &o, "indexed");
     CHECK(once && !strcmp(frame_text(&f, 1), once));
     free(once);
     pps_tui_frame_release(&f);
