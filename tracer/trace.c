@@ -239,7 +239,7 @@ int pps_trace_open(const struct pps_trace_options *o, struct pps_tracer **out, s
     t->clock_sync = o->clock_sync != 0;
     atomic_init(&t->dev_slot, -1);
     t->interval_ms = o->flush_interval_ms;
-    t->pid = getpid();
+    t->pid = pps__pid();
     t->unwritten_first = t->unwritten_last = -1;
     t->full_after = full_after_env();
     t->bufs = calloc((size_t)o->max_threads, sizeof(*t->bufs));

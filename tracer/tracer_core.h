@@ -164,15 +164,33 @@ struct pps_tracer {
     struct pps_tracer *next_live; /* the process's list of open tracers (buffer.c) */
 };
 
+/* ---- pid.c ------------------------------------------------------------------------------------ */
+
+/* The process's id as last read: 0 before the first read and in a child just forked, -1 where
+ * forks cannot be watched (every read asks the kernel then). */
+extern _Atomic pid_t pps__pid_copy;
+/* getpid(), kept for pps__pid(). */
+pid_t pps__pid_read(void);
+
+/* getpid(), without a system call after the first in each process. A child made by fork() reads
+ * its own; one made without pthread_atfork()'s handlers (clone(2) or _Fork() called directly)
+ * would see its parent's. */
+static inline pid_t pps__pid(void)
+{
+    pid_t p = atomic_load_explicit(&pps__pid_copy, memory_order_relaxed);
+
+    return p > 0 ? p : pps__pid_read();
+}
+
 /*
  * True in a child forked after t was opened: the child has no flusher, and t->lock may have been
- * held by a thread that does not exist there. Checked (a getpid() call) by every call that takes
- * t->lock or waits for the flusher, never on the hot path: in the child, spans from threads
- * already registered land in the child's copy of their buffers and are never written.
+ * held by a thread that does not exist there. Checked by every call that takes t->lock or waits
+ * for the flusher, never on the hot path: in the child, spans from threads already registered
+ * land in the child's copy of their buffers and are never written.
  */
 static inline int pps__foreign(const struct pps_tracer *t)
 {
-    return getpid() != t->pid;
+    return pps__pid() != t->pid;
 }
 
 /* pps__trace_dev_push_slot()'s caller: without device activity (nearly always), no call. */
