@@ -108,18 +108,18 @@ if command -v tmux >/dev/null 2>&1; then
     t0=$(date +%s.%N)
     tmux -S "$sock" new-session -d -s scale -x 200 -y 60 "'$pps' view '$run'; sleep 600"
     header() { tmux -S "$sock" capture-pane -p -t scale 2>/dev/null | head -n 1; }
-    # Within a minute each, or the view is broken.
-    tries=0
-    until header | grep -q "^ppscope view"; do
-        tries=$((tries + 1)) && [ $tries -lt 6000 ] || { echo "scale: the view drew no frame" >&2; exit 1; }
-        sleep 0.01
-    done
+    # poll CONDITION WHAT: every 10 ms until CONDITION holds; a minute at most, or the view is
+    # broken (WHAT it failed to do)
+    poll() {
+        tries=0
+        until eval "$1"; do
+            tries=$((tries + 1)) && [ $tries -lt 6000 ] || { echo "scale: the view $2" >&2; exit 1; }
+            sleep 0.01
+        done
+    }
+    poll 'header | grep -q "^ppscope view"' "drew no frame"
     first_s=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN {print b - a}')
-    tries=0
-    while header | grep -qF "[READING]"; do
-        tries=$((tries + 1)) && [ $tries -lt 3000 ] || { echo "scale: the view kept [READING]" >&2; exit 1; }
-        sleep 0.02
-    done
+    poll '! header | grep -qF "[READING]"' "kept [READING]"
     second_s=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN {print b - a}')
     tmux -S "$sock" kill-server 2>/dev/null || true
 fi
