@@ -101,13 +101,17 @@ gather_ends() {
 }
 
 # ---- live, then exact ----------------------------------------------------------------------------
+# A stage shows in the frame by its compute ops' letters: F, or at a zoom too coarse for one op a
+# column, the fused backward's X that fills most of it (a job slowed by a busy machine has
+# hundreds of iterations in by the time both hosts' shards are copied).
 J=$T/live
 start "$J" 400
 seen=0
 for _ in $(seq 1 200); do
     if kill -0 "$jobpid" 2>/dev/null &&
         "$PPS" view --once --ascii --size 100x30 "$J/all" >"$T/frame" 2>/dev/null &&
-        grep -q "^s3 .*[Ff]" "$T/frame" && grep -q "^s0 .*[Ff]" "$T/frame" && kill -0 "$jobpid" 2>/dev/null; then
+        grep -q "^s3 .*[FfBbWwXx]" "$T/frame" && grep -q "^s0 .*[FfBbWwXx]" "$T/frame" &&
+        kill -0 "$jobpid" 2>/dev/null; then
         seen=1
         break
     fi
