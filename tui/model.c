@@ -258,6 +258,7 @@ struct pps__tui_grow_job {
     struct pps__tui_report_job r;
     char *path;
     size_t max_spans;
+    int anchor, dir; /* what read_pick() reads: the newest (dir 0), or a page */
     struct pps_run *run;
     struct pps_tui_index *index;
 };
@@ -267,8 +268,8 @@ static void *grow_main(void *arg)
     struct pps__tui_grow_job *j = arg;
     int older = 0;
 
-    j->r.rc = read_pick(j->path, j->max_spans, j->max_spans / 2, 0, 0, 0, &j->run, &older,
-                        &j->r.err);
+    j->r.rc = read_pick(j->path, j->max_spans, j->max_spans / 2, 0, j->anchor, j->dir, &j->run,
+                        &older, &j->r.err);
     if (j->r.rc == 1 && (j->r.rc = pps_tui_index_build(j->run, &j->index, &j->r.err)) >= 0) {
         j->r.run = j->run;
         j->r.t0 = now_s();
@@ -299,8 +300,9 @@ static void grow_free(struct pps__tui_grow_job *j)
     grow_release(j);
 }
 
-/* Starts the second step; where no thread can be had, the view keeps what the first read. */
-static void start_grow(struct pps_tui_model *m)
+/* Starts the second step of a read of anchor, dir (read_pick()); where no thread can be had, the
+ * view keeps what the first read. */
+static void start_grow(struct pps_tui_model *m, int anchor, int dir)
 {
     struct pps__tui_grow_job *j = calloc(1, sizeof(*j));
 
@@ -309,6 +311,8 @@ static void start_grow(struct pps_tui_model *m)
         return;
     }
     j->max_spans = m->max_spans;
+    j->anchor = anchor;
+    j->dir = dir;
     j->r.flags = (struct pps_flag_list)PPS_FLAG_LIST_INIT;
     atomic_init(&j->r.done, 0);
     if (pthread_create(&j->r.thread, NULL, grow_main, j) != 0) {
@@ -350,15 +354,19 @@ int pps__tui_model_page(struct pps_tui_model *m, int anchor, int dir, struct pps
 {
     struct pps_tui_index *index = NULL;
     struct pps_run *run = NULL;
+    size_t keep = m->max_spans / 2;
     int rc, older;
 
     if (m->loading || !m->run)
         return 0;
-    /* A page of what the second step of the open is reading: that first. */
+    /* A page asked for while the second step of the last read is under way: that first. */
     if (m->grow && (rc = pps__tui_model_grow_take(m, 1, err)) < 0)
         return rc;
-    if ((rc = read_pick(m->path, m->max_spans, m->max_spans / 2, m->no_summary, anchor, dir, &run,
-                        &older, err)) <= 0)
+    /* Interactive: in two steps, as the open (the first a sixteenth of the page). */
+    if (m->progressive && keep > m->max_spans / PPS_TUI_FIRST_KEEP)
+        keep = m->max_spans / PPS_TUI_FIRST_KEEP;
+    if ((rc = read_pick(m->path, m->max_spans, keep, m->no_summary, anchor, dir, &run, &older,
+                        err)) <= 0)
         return rc;
     /* A report being made reads the run it replaces. */
     if ((rc = pps__tui_model_report_take(m, 1, err)) < 0 ||
@@ -371,7 +379,11 @@ int pps__tui_model_page(struct pps_tui_model *m, int anchor, int dir, struct pps
     pps_run_free(m->run);
     m->run = run;
     m->windowed = 1; /* its follower, where it has one, is read no more */
-    return (rc = make_report(m, err)) < 0 ? rc : 1;
+    if ((rc = make_report(m, err)) < 0)
+        return rc;
+    if (keep < m->max_spans / 2)
+        start_grow(m, anchor, dir);
+    return 1;
 }
 
 /* What one load reads at a time where spans are kept within max_spans: a quarter of them. */
@@ -431,8 +443,9 @@ loaded:
         goto fail;
     if ((rc = pps_tui_index_build(m->run, &m->index, err)) < 0)
         goto fail;
+    m->progressive = first_rows != 0;
     if (m->windowed && older && keep < max_spans / 2)
-        start_grow(m);
+        start_grow(m, 0, 0);
     m->load_s = now_s() - t;
     return 0;
 fail:

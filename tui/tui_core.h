@@ -322,6 +322,8 @@ struct pps_tui_model {
     /* The second step of a progressive open through the index (model.c): the newest iterations
      * within max_spans / 2 being read on a thread, taken by pps__tui_model_grow_take(). */
     struct pps__tui_grow_job *grow;
+    int progressive; /* opened for the screen (not --once): its reads through the index, pages
+                        too, come in those two steps */
 };
 
 /* The end of a window that reaches past every span a run can hold (times are within 2^62 ns). */

@@ -647,11 +647,12 @@ static void test_view_progressive_open_ends_as_once(void)
 
 /* A summarised run past --max-spans, opened progressively: its first frame holds the newest
  * iterations within a sixteenth of the budget and says it is reading more ([READING]); once the
- * second step is taken it holds what --once holds (the newest within half), frame for frame. */
+ * second step is taken it holds what --once holds (the newest within half), frame for frame.
+ * A page comes in two steps too, and ends as the one-step page. */
 static void test_view_progressive_open_through_the_index(void)
 {
     struct pps_tui_opts o = {1, 0, 0.02, 0, 0, NULL};
-    struct pps_tui ui;
+    struct pps_tui ui, one;
     struct pps_tui_frame f;
     struct pps_run *run = NULL;
     struct pps_report *rep = NULL;
@@ -695,6 +696,22 @@ static void test_view_progressive_open_through_the_index(void)
     once = once_text(path, &o, "indexed");
     CHECK(once && !strcmp(frame_text(&f, 1), once));
     free(once);
+    /* A page back (p past the first held) comes in the same two steps, and ends holding what
+     * the one step of a view not opened for the screen holds. */
+    pps_tui_init(&one, &o);
+    CHECK(pps_tui_open(&one, path, NULL, &err) == 0);
+    CHECK_EQ_INT(pps__tui_model_page(&ui.models[0], ui.models[0].run->first_iter, -1, &err), 1);
+    CHECK(ui.models[0].grow != NULL);
+    CHECK_EQ_INT(pps__tui_model_page(&one.models[0], one.models[0].run->first_iter, -1, &err), 1);
+    CHECK(one.models[0].grow == NULL);
+    CHECK(ui.models[0].run->first_iter > one.models[0].run->first_iter);
+    CHECK_EQ_INT(pps__tui_model_grow_take(&ui.models[0], 1, &err), 1);
+    CHECK_EQ_INT(ui.models[0].run->first_iter, one.models[0].run->first_iter);
+    CHECK_EQ_INT(ui.models[0].run->end_iter, one.models[0].run->end_iter);
+    CHECK_EQ_INT(ui.models[0].run->n_spans, one.models[0].run->n_spans);
+    CHECK(ui.models[0].rep && one.models[0].rep &&
+          ui.models[0].rep->bubble == one.models[0].rep->bubble);
+    pps_tui_release(&one);
     pps_tui_frame_release(&f);
     pps_tui_release(&ui);
 }
