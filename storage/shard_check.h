@@ -6,11 +6,12 @@
  * keys, and every index entry against its row), split so that no part costs more than a scan:
  * PRAGMA quick_check for the structure of every page; integrity_check of the small tables with
  * an index (kinds); and the spans index against the table by tally, not by lookup. The check's
- * thread reads the index through, (stage, start_ns, rowid) of every entry, and the loader hands
- * finish the same three of every row it read from the table: equal counts and equal sums of a
- * mix of the three (struct pps__index_tally) mean the same entries, where integrity_check looks
- * every row up in the index, a random read each, ten times the cost of the scan on a run of ten
- * million spans (docs/schema.md has the figures).
+ * thread reads the index through, (stage, start_ns, rowid) of every entry, each in key order
+ * after the one before (quick_check does not look at an index's order: two of its pages
+ * swapped pass it), and the loader hands finish the same three of every row it read from the
+ * table: equal counts and equal sums of a mix of the three (struct pps__index_tally) mean the
+ * same entries, where integrity_check looks every row up in the index, a random read each, ten
+ * times the cost of the scan on a run of ten million spans (docs/schema.md has the figures).
  */
 #ifndef PPS_SHARD_CHECK_H
 #define PPS_SHARD_CHECK_H
@@ -22,7 +23,8 @@
 struct pps__shard_check;
 
 /* Rows counted and a sum (mod 2^64) of a mix of each row's (stage, start_ns, rowid): what the
- * spans index holds, from its entries or from the table's rows. */
+ * spans index holds, from its entries or from the table's rows. n is -1 for a file without the
+ * index (nothing to compare). */
 struct pps__index_tally {
     int64_t n;
     uint64_t sum;
