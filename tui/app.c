@@ -95,9 +95,13 @@ static void adopt_reloads(struct pps_tui *ui, struct pps__tui_reloader *r)
         struct pps_err err = {0, ""};
         int had_sel = pps__tui_sel_span(ui, m, &old);
 
-        int grown = pps__tui_model_grow_take(&ui->models[m], 0, &err) > 0;
+        int grown = pps__tui_model_grow_take(&ui->models[m], 0, &err);
         const struct pps_report *rep = ui->models[m].rep;
 
+        if (grown < 0) {
+            pps__tui_say(ui, "reading more iterations failed, showing those held: %s", err.msg);
+            continue;
+        }
         if (grown && rep && rep->n_iters > 0)
             pps__tui_say(ui, "read iterations %d-%d through the index", rep->iters[0].iter,
                          rep->iters[rep->n_iters - 1].iter);

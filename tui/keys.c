@@ -104,6 +104,9 @@ static int page(struct pps_tui *ui, int label, int dir)
         return -1;
     rc = pps__tui_model_page(m, label, dir, &err);
     if (rc < 0) {
+        /* The model may have changed before the read failed (a second step taken first). */
+        ui->sel.valid = 0;
+        pps__tui_updated(ui, 0, NULL);
         pps__tui_say(ui, "%s", err.msg);
         return -2;
     }

@@ -259,9 +259,14 @@ struct pps__tui_grow_job {
     char *path;
     size_t max_spans;
     int anchor, dir; /* what read_pick() reads: the newest (dir 0), or a page */
+    /* 1 once either the thread has ended or the UI has given the job up: whichever comes
+     * second frees it (the UI joining, or the thread itself). */
+    atomic_int left;
     struct pps_run *run;
     struct pps_tui_index *index;
 };
+
+static void grow_release(struct pps__tui_grow_job *j);
 
 static void *grow_main(void *arg)
 {
@@ -278,6 +283,9 @@ static void *grow_main(void *arg)
             j->r.rc = 1;
     }
     atomic_store(&j->r.done, 1);
+    /* Given up meanwhile (grow_free): this thread is detached, and frees what it made. */
+    if (atomic_exchange(&j->left, 1) == 1)
+        grow_release(j);
     return NULL;
 }
 
@@ -292,12 +300,21 @@ static void grow_release(struct pps__tui_grow_job *j)
     free(j);
 }
 
+/* Gives j up: at once where its thread is done, else the thread frees it when it ends (a view
+ * that quits does not wait for a read it will not show). */
 static void grow_free(struct pps__tui_grow_job *j)
 {
+    pthread_t thread;
+
     if (!j)
         return;
-    pthread_join(j->r.thread, NULL);
-    grow_release(j);
+    thread = j->r.thread; /* j may be gone once the exchange below says the thread was not done */
+    if (atomic_exchange(&j->left, 1) == 1) {
+        pthread_join(thread, NULL);
+        grow_release(j);
+    } else {
+        pthread_detach(thread);
+    }
 }
 
 /* Starts the second step of a read of anchor, dir (read_pick()); where no thread can be had, the
@@ -313,6 +330,7 @@ static void start_grow(struct pps_tui_model *m, int anchor, int dir)
     j->max_spans = m->max_spans;
     j->anchor = anchor;
     j->dir = dir;
+    atomic_init(&j->left, 0);
     j->r.flags = (struct pps_flag_list)PPS_FLAG_LIST_INIT;
     atomic_init(&j->r.done, 0);
     if (pthread_create(&j->r.thread, NULL, grow_main, j) != 0) {
@@ -355,19 +373,25 @@ int pps__tui_model_page(struct pps_tui_model *m, int anchor, int dir, struct pps
     struct pps_tui_index *index = NULL;
     struct pps_run *run = NULL;
     size_t keep = m->max_spans / 2;
-    int rc, older;
+    int rc, older, taken = 0;
 
     if (m->loading || !m->run)
         return 0;
-    /* A page asked for while the second step of the last read is under way: that first. */
-    if (m->grow && (rc = pps__tui_model_grow_take(m, 1, err)) < 0)
-        return rc;
+    /* A page asked for while the second step of the last read is under way: that first, and
+     * where it holds an iteration past anchor in dir, nothing more to read. From here on the
+     * model has changed where it was taken: 1, even if the page then reads nothing. */
+    if (m->grow && (taken = pps__tui_model_grow_take(m, 1, err)) < 0)
+        return taken;
+    if (taken > 0 && m->rep && m->rep->n_iters > 0 &&
+        (dir < 0 ? m->rep->iters[0].iter < anchor
+                 : m->rep->iters[m->rep->n_iters - 1].iter > anchor))
+        return 1;
     /* Interactive: in two steps, as the open (the first a sixteenth of the page). */
     if (m->progressive && keep > m->max_spans / PPS_TUI_FIRST_KEEP)
         keep = m->max_spans / PPS_TUI_FIRST_KEEP;
     if ((rc = read_pick(m->path, m->max_spans, keep, m->no_summary, anchor, dir, &run, &older,
                         err)) <= 0)
-        return rc;
+        return rc < 0 ? rc : taken > 0;
     /* A report being made reads the run it replaces. */
     if ((rc = pps__tui_model_report_take(m, 1, err)) < 0 ||
         (rc = pps_tui_index_build(run, &index, err)) < 0) {
