@@ -743,6 +743,18 @@ static int check_ranges(const struct pps_report *rep, const struct pps_critpath 
     return ok ? 0 : pps_err_set(err, PPS_EFORMAT, "a damaged summary (a figure out of range)");
 }
 
+/* Whether field name (of type 'i' or 'd') holds want values. */
+static int check_count(const struct pps__sum_in *in, const char *name, char type, int64_t want,
+                       struct pps_err *err)
+{
+    int64_t have = pps__sum_count(in, name, type);
+
+    if (have == want)
+        return 0;
+    return pps_err_set(err, PPS_EFORMAT, "a damaged summary (%s holds %lld values, not %lld)",
+                       name, (long long)have, (long long)want);
+}
+
 /* Whether every per-iteration and per-stage field holds as many values as n_iters and n_stages
  * say, before anything is allocated by them: a damaged summary must not make the reader ask for
  * memory that its bytes do not hold. */
@@ -769,36 +781,37 @@ static int check_sizes(const struct pps__sum_in *in, int64_t ni, int64_t ns, str
         {"stage.spans", 'i', 1, 1},
         {"stage.wait_peer", 'i', 1, 1},
         {"stage.recv_peer", 'i', 1, 1},
-        {"total.stage", 'i', 1, 1},
-        {"total.present", 'i', 1, 1},
-        {"total.compute_ns", 'd', 1, 1},
-        {"total.idle_ns", 'd', 1, 1},
-        {"total.wait_ns", 'd', 1, 1},
-        {"total.idle_frac", 'd', 1, 1},
-        {"total.busy_ns", 'd', 1, K},
-        {"total.n_ops", 'i', 1, K},
-        {"total.phase_idle_ns", 'd', 1, PH},
-        {"iter.stage.stage", 'i', 2, 1},
-        {"iter.stage.present", 'i', 2, 1},
-        {"iter.stage.compute_ns", 'd', 2, 1},
-        {"iter.stage.idle_ns", 'd', 2, 1},
-        {"iter.stage.wait_ns", 'd', 2, 1},
-        {"iter.stage.idle_frac", 'd', 2, 1},
-        {"iter.stage.busy_ns", 'd', 2, K},
-        {"iter.stage.n_ops", 'i', 2, K},
-        {"iter.stage.phase_idle_ns", 'd', 2, PH},
     };
 
-    for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
-        int64_t want = (f[i].per == 0 ? ni : f[i].per == 1 ? ns : ni * ns) * f[i].times;
-        if (pps__sum_count(in, f[i].name, f[i].type) != want)
-            return pps_err_set(err, PPS_EFORMAT,
-                               "a damaged summary (%s holds %lld values, not "
-                               "%lld)",
-                               f[i].name, (long long)pps__sum_count(in, f[i].name, f[i].type),
-                               (long long)want);
+    /* A stage stats record's fields (put_stats()), under each of its two prefixes. */
+    static const struct {
+        const char *name;
+        char type;
+        int times;
+    } stats[] = {
+        {"stage", 'i', 1},
+        {"present", 'i', 1},
+#define STATS_D(f) {#f, 'd', 1},
+        STAGE_DOUBLES(STATS_D)
+#undef STATS_D
+        {"busy_ns", 'd', K},
+        {"n_ops", 'i', K},
+        {"phase_idle_ns", 'd', PH},
+    };
+    char name[96];
+    int rc = 0;
+
+    for (size_t i = 0; i < sizeof(f) / sizeof(f[0]) && !rc; i++)
+        rc = check_count(in, f[i].name, f[i].type,
+                         (f[i].per == 0 ? ni : f[i].per == 1 ? ns : ni * ns) * f[i].times, err);
+    for (size_t i = 0; i < sizeof(stats) / sizeof(stats[0]) && !rc; i++) {
+        name_of(name, sizeof(name), "total", stats[i].name);
+        rc = check_count(in, name, stats[i].type, ns * stats[i].times, err);
+        name_of(name, sizeof(name), "iter.stage", stats[i].name);
+        if (!rc)
+            rc = check_count(in, name, stats[i].type, ni * ns * stats[i].times, err);
     }
-    return 0;
+    return rc;
 }
 
 /* The report's arrays for n_iters iterations of its n_stages stages: rep->n_iters counts those

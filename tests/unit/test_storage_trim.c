@@ -73,13 +73,32 @@ static void write_trim_run(const char *dir)
     }
 }
 
+/* The earliest start (*t0) and latest end (*t1, where not NULL) of the compute spans of run
+ * labelled lo..hi. */
+static void labelled_extent(const struct pps_run *run, int lo, int hi, int64_t *t0, int64_t *t1)
+{
+    *t0 = INT64_MAX;
+    if (t1)
+        *t1 = INT64_MIN;
+    for (int s = 0; s < run->n_stages; s++)
+        for (size_t i = 0; i < run->stages[s].n; i++) {
+            const struct pps_span *sp = &run->stages[s].spans[i];
+            if (sp->iter < lo || sp->iter > hi || !pps_span_kind_is_compute(sp->kind))
+                continue;
+            if (sp->start_ns < *t0)
+                *t0 = sp->start_ns;
+            if (t1 && sp->end_ns > *t1)
+                *t1 = sp->end_ns;
+        }
+}
+
 static void test_drop_keeps_the_newest_iterations(void)
 {
     char *dir = tmpdir_new();
     struct pps_run *full = NULL, *run = NULL;
     struct pps_report *rep = NULL;
     struct pps_err err = {0, ""};
-    int64_t cut = INT64_MAX;
+    int64_t cut;
     const int k = 6;
 
     write_trim_run(dir);
@@ -87,12 +106,7 @@ static void test_drop_keeps_the_newest_iterations(void)
     CHECK_EQ_INT(pps_run_load(dir, &run, &err), 0);
     if (!full || !run)
         goto out;
-    for (int s = 0; s < full->n_stages; s++)
-        for (size_t i = 0; i < full->stages[s].n; i++) {
-            const struct pps_span *sp = &full->stages[s].spans[i];
-            if (sp->iter >= k && pps_span_kind_is_compute(sp->kind) && sp->start_ns < cut)
-                cut = sp->start_ns;
-        }
+    labelled_extent(full, k, INT32_MAX, &cut, NULL);
     pps_run_drop_before(run, k);
     CHECK_EQ_INT(run->first_iter, k);
     /* What is left is exactly what the rule keeps, in the same order. */
@@ -186,7 +200,7 @@ static void test_drop_from_keeps_the_middle(void)
     struct pps_run *full = NULL, *run = NULL;
     struct pps_report *rep = NULL;
     struct pps_err err = {0, ""};
-    int64_t cut_lo = INT64_MAX, cut_hi = INT64_MIN;
+    int64_t cut_lo, cut_hi;
     size_t want = 0;
 
     write_trim_run(dir);
@@ -194,14 +208,7 @@ static void test_drop_from_keeps_the_middle(void)
     CHECK_EQ_INT(pps_run_load(dir, &run, &err), 0);
     if (!full || !run)
         goto out;
-    for (int s = 0; s < full->n_stages; s++)
-        for (size_t i = 0; i < full->stages[s].n; i++) {
-            const struct pps_span *sp = &full->stages[s].spans[i];
-            if (sp->iter >= 3 && sp->iter <= 5 && pps_span_kind_is_compute(sp->kind)) {
-                cut_lo = sp->start_ns < cut_lo ? sp->start_ns : cut_lo;
-                cut_hi = sp->end_ns > cut_hi ? sp->end_ns : cut_hi;
-            }
-        }
+    labelled_extent(full, 3, 5, &cut_lo, &cut_hi);
     for (int s = 0; s < full->n_stages; s++)
         for (size_t i = 0; i < full->stages[s].n; i++) {
             const struct pps_span *sp = &full->stages[s].spans[i];
