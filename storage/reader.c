@@ -34,7 +34,7 @@ struct loader {
     int check_only;                /* pps__run_check(): spans are checked and counted, not kept */
     int windowed;                  /* pps_run_load_window(): the spans meeting [w0, w1) */
     int64_t w0, w1;
-    int meta_only; /* pps_run_load_meta(): no spans at all */
+    int meta_only;                 /* pps_run_load_meta(): no spans at all */
     /* pps__run_check(): told the spans read so far, every 2^16 */
     void (*progress)(void *ctx, int64_t spans);
     void *progress_ctx;
@@ -330,7 +330,8 @@ static void stamp_stat(struct loader *ld, const char *path)
 static int stamp_file(struct loader *ld, sqlite3 *db, struct pps_err *err)
 {
     static const char *const sql[] = {
-        "SELECT coalesce(max(rowid), 0) FROM spans", "SELECT coalesce(max(rowid), 0) FROM metrics",
+        "SELECT coalesce(max(rowid), 0) FROM spans",
+        "SELECT coalesce(max(rowid), 0) FROM metrics",
         "SELECT count(*) FROM names", /* names are few, and keyed by (rank, id) */
     };
     int rc;

@@ -96,15 +96,13 @@ static void adopt_reloads(struct pps_tui *ui, struct pps__tui_reloader *r)
         int had_sel = pps__tui_sel_span(ui, m, &old);
 
         int grown = pps__tui_model_grow_take(&ui->models[m], 0, &err);
-        const struct pps_report *rep = ui->models[m].rep;
 
         if (grown < 0) {
             pps__tui_say(ui, "reading more iterations failed, showing those held: %s", err.msg);
             continue;
         }
-        if (grown && rep && rep->n_iters > 0)
-            pps__tui_say(ui, "read iterations %d-%d through the index", rep->iters[0].iter,
-                         rep->iters[rep->n_iters - 1].iter);
+        if (grown)
+            pps__tui_say_read(ui, m);
         if (grown || pps__tui_reloader_take(r, m, &ui->models[m], &err))
             pps__tui_updated(ui, m, had_sel ? &old : NULL);
         else if (err.code)

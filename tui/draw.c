@@ -273,11 +273,17 @@ static void lost_tag(const struct pps_tui *ui, int over, char *buf, size_t len)
     }
 }
 
+/* Whether the model holds part of its run's iterations (--max-spans dropped the others). */
+static int holds_part(const struct pps_tui_model *m)
+{
+    return m->run->first_iter > 0 || m->run->end_iter > 0;
+}
+
 /* ", iters A-B" where the model dropped its oldest iterations (--max-spans), else "". */
 static const char *kept_text(const struct pps_tui_model *m, char *buf, size_t len)
 {
     buf[0] = '\0';
-    if ((m->run->first_iter > 0 || m->run->end_iter > 0) && m->rep && m->rep->n_iters > 0)
+    if (holds_part(m) && m->rep && m->rep->n_iters > 0)
         snprintf(buf, len, ", iters %d-%d", m->rep->iters[0].iter,
                  m->rep->iters[m->rep->n_iters - 1].iter);
     return buf;
@@ -351,7 +357,7 @@ static void draw_header(struct pps_tui *ui, struct pps_tui_frame *f)
             char iters[64];
 
             /* Where the oldest were dropped (--max-spans): which iterations the figures are of. */
-            if ((m->run->first_iter > 0 || m->run->end_iter > 0) && rep->n_iters > 0)
+            if (holds_part(m) && rep->n_iters > 0)
                 snprintf(iters, sizeof(iters), "iters %d-%d of %d", rep->iters[0].iter,
                          rep->iters[rep->n_iters - 1].iter, m->run->n_iters);
             else
@@ -493,8 +499,7 @@ static void draw_status(struct pps_tui *ui, struct pps_tui_frame *f)
     if (it >= 0) {
         snprintf(buf, sizeof(buf), "  iteration %d (%d of %d%s)", ui->models[0].rep->iters[it].iter,
                  it + 1, ui->models[0].rep->n_iters,
-                 ui->models[0].run->first_iter > 0 || ui->models[0].run->end_iter > 0 ? " kept"
-                                                                                      : "");
+                 holds_part(&ui->models[0]) ? " kept" : "");
         put_whole(f, &x, r.y, end, buf, PPS_TUI_C_DIM, 0);
     }
     if (ui->critpath && pps__tui_path_text(ui, buf + 2, sizeof(buf) - 2)) {

@@ -103,22 +103,19 @@ static int page(struct pps_tui *ui, int label, int dir)
         (dir > 0 && m->run->end_iter <= 0))
         return -1;
     rc = pps__tui_model_page(m, label, dir, &err);
+    if (rc == 0)
+        return -1;
+    /* Changed, also where the read then failed (a second step taken first). */
+    ui->sel.valid = 0;
+    pps__tui_updated(ui, 0, NULL);
     if (rc < 0) {
-        /* The model may have changed before the read failed (a second step taken first). */
-        ui->sel.valid = 0;
-        pps__tui_updated(ui, 0, NULL);
         pps__tui_say(ui, "%s", err.msg);
         return -2;
     }
-    if (rc == 0)
-        return -1;
-    ui->sel.valid = 0;
-    pps__tui_updated(ui, 0, NULL);
     rep = m->rep;
     if (!rep || rep->n_iters < 1)
         return -1;
-    pps__tui_say(ui, "read iterations %d-%d through the index", rep->iters[0].iter,
-                 rep->iters[rep->n_iters - 1].iter);
+    pps__tui_say_read(ui, 0);
     /* The one after label in dir: the last below it, or the first above it. */
     k = dir < 0 ? rep->n_iters - 1 : 0;
     while (k >= 0 && k < rep->n_iters &&

@@ -93,6 +93,22 @@ void pps__tui_model_release(struct pps_tui_model *m)
     memset(m, 0, sizeof(*m));
 }
 
+/* run and its index become m's, in place of those it had (its report is the caller's to make). */
+static void adopt_run(struct pps_tui_model *m, struct pps_run *run, struct pps_tui_index *index)
+{
+    pps_tui_index_free(m->index);
+    m->index = index;
+    pps_run_free(m->run);
+    m->run = run;
+}
+
+/* The labelled spans the first read through the index holds: half of --max-spans, or for the
+ * screen (m->progressive) a sixteenth first, the rest in a second step. */
+static size_t first_keep(const struct pps_tui_model *m)
+{
+    return m->progressive ? m->max_spans / PPS_TUI_FIRST_KEEP : m->max_spans / 2;
+}
+
 /* rep and flags (made from t0 to t1) become m's, in place of those it had. */
 static void adopt_report(struct pps_tui_model *m, struct pps_report *rep,
                          struct pps_flag_list flags, double t0, double t1)
@@ -198,7 +214,8 @@ static int keep_newest(struct pps_tui_model *m, int final, struct pps_err *err)
  * 0 the newest), at most keep labelled spans of them, into *out: what reading the run whole and
  * dropping the rest holds, at the cost of those iterations. The run's own first (last)
  * iterations come with everything before (after) them. With dir 0, only a run past max_spans
- * with older iterations to leave out. 1 when it did (*older: it left older iterations out); 0
+ * with older iterations to leave out. 1 when it did (*older, where not NULL: it left older
+ * iterations out); 0
  * where it cannot (a live run, no summary or a damaged one, no map of its labels, files changed
  * between the reads): the caller reads whole, or stays as it is; PPS_ENOMEM.
  */
@@ -234,7 +251,8 @@ static int read_pick(const char *path, size_t max_spans, size_t keep, int no_sum
     run->n_dropped = (size_t)pk.spans - run->n_spans;
     run->n_iters = pk.n_iters; /* the run's, not the window's */
     *out = run;
-    *older = pk.older;
+    if (older)
+        *older = pk.older;
     run = NULL;
     rc = 1;
 out:
@@ -271,10 +289,9 @@ static void grow_release(struct pps__tui_grow_job *j);
 static void *grow_main(void *arg)
 {
     struct pps__tui_grow_job *j = arg;
-    int older = 0;
 
     j->r.rc = read_pick(j->path, j->max_spans, j->max_spans / 2, 0, j->anchor, j->dir, &j->run,
-                        &older, &j->r.err);
+                        NULL, &j->r.err);
     if (j->r.rc == 1 && (j->r.rc = pps_tui_index_build(j->run, &j->index, &j->r.err)) >= 0) {
         j->r.run = j->run;
         j->r.t0 = now_s();
@@ -352,12 +369,9 @@ int pps__tui_model_grow_take(struct pps_tui_model *m, int wait, struct pps_err *
     m->grow = NULL;
     rc = j->r.rc;
     if (rc == 1) {
-        pps_tui_index_free(m->index);
-        m->index = j->index;
-        j->index = NULL;
-        pps_run_free(m->run);
-        m->run = j->run;
+        adopt_run(m, j->run, j->index);
         j->run = NULL;
+        j->index = NULL;
         adopt_report(m, j->r.rep, j->r.flags, j->r.t0, j->r.t1);
         j->r.rep = NULL;
         j->r.flags = (struct pps_flag_list)PPS_FLAG_LIST_INIT;
@@ -372,8 +386,8 @@ int pps__tui_model_page(struct pps_tui_model *m, int anchor, int dir, struct pps
 {
     struct pps_tui_index *index = NULL;
     struct pps_run *run = NULL;
-    size_t keep = m->max_spans / 2;
-    int rc, older, taken = 0;
+    size_t keep = first_keep(m);
+    int rc, taken = 0;
 
     if (m->loading || !m->run)
         return 0;
@@ -386,10 +400,7 @@ int pps__tui_model_page(struct pps_tui_model *m, int anchor, int dir, struct pps
         (dir < 0 ? m->rep->iters[0].iter < anchor
                  : m->rep->iters[m->rep->n_iters - 1].iter > anchor))
         return 1;
-    /* Interactive: in two steps, as the open (the first a sixteenth of the page). */
-    if (m->progressive && keep > m->max_spans / PPS_TUI_FIRST_KEEP)
-        keep = m->max_spans / PPS_TUI_FIRST_KEEP;
-    if ((rc = read_pick(m->path, m->max_spans, keep, m->no_summary, anchor, dir, &run, &older,
+    if ((rc = read_pick(m->path, m->max_spans, keep, m->no_summary, anchor, dir, &run, NULL,
                         err)) <= 0)
         return rc < 0 ? rc : taken > 0;
     /* A report being made reads the run it replaces. */
@@ -398,15 +409,12 @@ int pps__tui_model_page(struct pps_tui_model *m, int anchor, int dir, struct pps
         pps_run_free(run);
         return rc;
     }
-    pps_tui_index_free(m->index);
-    m->index = index;
-    pps_run_free(m->run);
-    m->run = run;
+    adopt_run(m, run, index);
     m->windowed = 1; /* its follower, where it has one, is read no more */
     if ((rc = make_report(m, err)) < 0)
         return rc;
     if (keep < m->max_spans / 2)
-        start_grow(m, anchor, dir);
+        start_grow(m, anchor, dir); /* the whole page, as the open's second step */
     return 1;
 }
 
@@ -420,12 +428,12 @@ int pps__tui_model_load(struct pps_tui_model *m, const char *path, size_t first_
                         size_t max_spans, int no_summary, struct pps_err *err)
 {
     double t = now_s();
-    size_t keep = max_spans / 2;
     int rc, more = 0, older = 0;
 
     memset(m, 0, sizeof(*m));
     m->max_spans = max_spans;
     m->no_summary = no_summary;
+    m->progressive = first_rows != 0;
     m->sig = pps__tui_signature(path);
     m->path = strdup(path);
     if (!m->path) {
@@ -434,9 +442,8 @@ int pps__tui_model_load(struct pps_tui_model *m, const char *path, size_t first_
     }
     /* A summarised finished run: its newest iterations through the index (a progressive open:
      * fewer first, the rest on a thread). */
-    if (first_rows && keep > max_spans / PPS_TUI_FIRST_KEEP)
-        keep = max_spans / PPS_TUI_FIRST_KEEP;
-    if ((rc = read_pick(path, max_spans, keep, no_summary, 0, 0, &m->run, &older, err)) < 0)
+    if ((rc = read_pick(path, max_spans, first_keep(m), no_summary, 0, 0, &m->run, &older, err)) <
+        0)
         goto fail;
     if (rc == 1) {
         m->windowed = 1;
@@ -467,8 +474,7 @@ loaded:
         goto fail;
     if ((rc = pps_tui_index_build(m->run, &m->index, err)) < 0)
         goto fail;
-    m->progressive = first_rows != 0;
-    if (m->windowed && older && keep < max_spans / 2)
+    if (m->windowed && older && first_keep(m) < max_spans / 2)
         start_grow(m, 0, 0);
     m->load_s = now_s() - t;
     return 0;

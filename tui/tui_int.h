@@ -93,6 +93,9 @@ int pps__tui_loading(const struct pps_tui *ui);
 void pps__tui_loading_text(const struct pps_tui *ui, int m, char *buf, size_t len);
 /* Sets the message shown once in the status line. */
 void pps__tui_say(struct pps_tui *ui, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Says which iterations model m holds after a read through the index ("read iterations A-B
+ * through the index"). */
+void pps__tui_say_read(struct pps_tui *ui, int m);
 
 /* ---- draw.c, pane.c ---- */
 

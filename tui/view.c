@@ -43,6 +43,15 @@ void pps__tui_say(struct pps_tui *ui, const char *fmt, ...)
     va_end(ap);
 }
 
+void pps__tui_say_read(struct pps_tui *ui, int m)
+{
+    const struct pps_report *rep = ui->models[m].rep;
+
+    if (rep && rep->n_iters > 0)
+        pps__tui_say(ui, "read iterations %d-%d through the index", rep->iters[0].iter,
+                     rep->iters[rep->n_iters - 1].iter);
+}
+
 int pps__tui_lanes(const struct pps_tui *ui, int model)
 {
     if (model < 0 || model >= ui->n_models)
