@@ -2,6 +2,8 @@
  * test_nvtx_iters.c - iterations inferred from repeated forward ops (tracer/nvtx/iters.c), over
  * the orders real schedules run their forwards in.
  */
+#include <pthread.h>
+
 #include "iters.h"
 #include "test.h"
 
@@ -81,11 +83,76 @@ static void test_many_microbatches_grow_the_set(void)
     pps__nvtx_iters_release(&it);
 }
 
+/* Threads of one process that run their stages' forwards at once, meeting at the end of each
+ * iteration, as a program's stage threads do: each iteration is started once, by one of them,
+ * none is lost to a race and none is started twice, though no forward takes a lock. */
+#define RACE_THREADS 8
+#define RACE_ITERS   20000
+#define RACE_MBS     2
+
+struct racer {
+    struct pps__nvtx_iters *it;
+    pthread_barrier_t *barrier;
+    int stage;
+    int started[RACE_ITERS]; /* how often this thread started each iteration */
+    int wrong;               /* a start of an iteration other than the next */
+};
+
+static void *race(void *arg)
+{
+    struct racer *r = arg;
+    for (int iter = 0; iter < RACE_ITERS; iter++) {
+        for (int mb = 0; mb < RACE_MBS; mb++) {
+            int got = pps__nvtx_iters_forward(r->it, r->stage, 0, mb);
+            if (got == iter)
+                r->started[iter]++;
+            else if (got != -1)
+                r->wrong++;
+        }
+        pthread_barrier_wait(r->barrier);
+    }
+    return NULL;
+}
+
+static void test_threads_at_once_start_each_iteration_once(void)
+{
+    struct pps__nvtx_iters it = PPS__NVTX_ITERS_INIT;
+    static struct racer r[RACE_THREADS]; /* big: not on the stack */
+    pthread_t th[RACE_THREADS];
+    pthread_barrier_t barrier;
+    int ran = 0;
+
+    CHECK(pthread_barrier_init(&barrier, NULL, RACE_THREADS) == 0);
+    for (int i = 0; i < RACE_THREADS; i++) {
+        r[i] = (struct racer){.it = &it, .barrier = &barrier, .stage = i};
+        ran += pthread_create(&th[i], NULL, race, &r[i]) == 0;
+    }
+    CHECK_EQ_INT(ran, RACE_THREADS);
+    for (int i = 0; i < ran; i++)
+        pthread_join(th[i], NULL);
+    for (int iter = 0; iter < RACE_ITERS; iter++) {
+        int starts = 0;
+        for (int i = 0; i < RACE_THREADS; i++)
+            starts += r[i].started[iter];
+        if (starts != 1) {
+            fprintf(stderr, "  iteration %d started %d times\n", iter, starts);
+            CHECK(0);
+            break;
+        }
+    }
+    for (int i = 0; i < RACE_THREADS; i++)
+        CHECK_EQ_INT(r[i].wrong, 0);
+    CHECK_EQ_INT(it.iter, RACE_ITERS - 1);
+    pthread_barrier_destroy(&barrier);
+    pps__nvtx_iters_release(&it);
+}
+
 static const struct test_case cases[] = {
     TEST(test_one_stage_gpipe_and_1f1b),
     TEST(test_interleaved_chunks_are_distinct),
     TEST(test_forwards_without_a_microbatch_say_nothing),
     TEST(test_many_microbatches_grow_the_set),
+    TEST(test_threads_at_once_start_each_iteration_once),
     {NULL, NULL},
 };
 

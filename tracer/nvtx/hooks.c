@@ -42,6 +42,7 @@
 #define NAME_BYTES      512     /* longer names are cut (at a UTF-8 boundary) */
 #define MAX_OPEN_RANGES 1048576 /* start/end ranges open at once */
 #define UNNAMED         "(unnamed)"
+#define PPS__NVTX_RECENT 16 /* names a thread finds by address (name_cached()) */
 
 struct frame {
     int64_t start_ns;                  /* pps__stamp(): TSC ticks or nanoseconds (tracer/tsc.h) */
@@ -56,9 +57,11 @@ struct thread_stack {
      * NVTX inside a hook. Written by the thread alone, read by the exit handler. */
     _Atomic int active;
     int warm; /* 1 once the thread's tracer buffer is set up */
-    /* The last name this thread pushed, and the string it came from (name_cached()). */
-    const char *last_text;
-    const struct pps__nvtx_name *last_name;
+    /* The names of the strings pushed last, by address (name_cached()). */
+    struct {
+        const char *text;
+        const struct pps__nvtx_name *name;
+    } recent[PPS__NVTX_RECENT];
     struct frame frames[PPS__NVTX_STACK_FRAMES];
     int depth;         /* frames in use */
     int lost;          /* pushes beyond PPS__NVTX_STACK_FRAMES, popped before the frames are */
@@ -84,7 +87,7 @@ struct domain {
 static struct {
     atomic_int iter;                 /* the highest iteration marked so far */
     atomic_int explicit_iters;       /* 1 once a name marked an iteration: no more inference */
-    struct pps__nvtx_iters inferred; /* under lock */
+    struct pps__nvtx_iters inferred; /* its own locking (iters.h) */
     struct open_range *ranges;
     int32_t n_ranges, cap_ranges, free_head;
     struct thread_stack *threads;
@@ -213,19 +216,23 @@ static const struct pps__nvtx_name *name_of_ascii(const char *s)
 }
 
 /*
- * The name of s, through the thread's last one: a loop that pushes one name again and again
- * finds it with one compare. Only the same string at the same address hits, and only when it
- * still holds the name's bytes and ends there (a name PyTorch's tails were cut from does not).
+ * The name of s, through the names this thread pushed last, by address: a loop that pushes one
+ * name again and again, or the forwards of a few microbatches in turn, finds it with one
+ * compare. Only the same string at the same address hits, and only when it still holds the
+ * name's bytes and ends there (a name PyTorch's tails were cut from does not).
  */
 static const struct pps__nvtx_name *name_cached(struct thread_stack *ts, const char *s)
 {
-    const struct pps__nvtx_name *n = ts->last_name;
+    /* Fibonacci hashing of the address: strings a few bytes apart take different slots. */
+    size_t k = (size_t)(((uint64_t)(uintptr_t)s * 0x9e3779b97f4a7c15ull) >> 60) % PPS__NVTX_RECENT;
+    const struct pps__nvtx_name *n = ts->recent[k].name;
 
-    if (n && s && s == ts->last_text && strncmp(s, n->text, n->len) == 0 && s[n->len] == '\0')
+    if (n && s && s == ts->recent[k].text && strncmp(s, n->text, n->len) == 0 &&
+        s[n->len] == '\0')
         return n;
     if ((n = name_of_ascii(s)) && s) {
-        ts->last_text = s;
-        ts->last_name = n;
+        ts->recent[k].text = s;
+        ts->recent[k].name = n;
     }
     return n;
 }
@@ -303,10 +310,13 @@ static void on_start(const struct pps__nvtx_name *n)
             pthread_mutex_unlock(&pps__nvtx.lock);
         }
     } else if (n->op.kind == PPS_TRACE_F && !atomic_load(&h.explicit_iters)) {
+        /* The lock only when an iteration starts: inference takes none for a forward. */
         int stage = n->op.stage >= 0 ? n->op.stage : pps__nvtx.stage;
-        pthread_mutex_lock(&pps__nvtx.lock);
         int iter = pps__nvtx_iters_forward(&h.inferred, stage, n->op.chunk, n->op.mb);
-        if (iter >= 0 && !atomic_load(&h.explicit_iters))
+        if (iter < 0)
+            return;
+        pthread_mutex_lock(&pps__nvtx.lock);
+        if (!atomic_load(&h.explicit_iters))
             mark_iter_locked(iter);
         pthread_mutex_unlock(&pps__nvtx.lock);
     }
