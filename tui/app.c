@@ -95,8 +95,17 @@ static void adopt_reloads(struct pps_tui *ui, struct pps__tui_reloader *r)
         struct pps_err err = {0, ""};
         int had_sel = pps__tui_sel_span(ui, m, &old);
 
+        int reading = ui->models[m].grow != NULL;
         int grown = pps__tui_model_grow_take(&ui->models[m], 0, &err);
+        /* A page's first step in, or a read that ended with nothing: the step waiting on it. */
+        int ended = reading && (grown != 0 || !ui->models[m].grow);
 
+        if (m == 0 && ended && ui->step_wait.on && grown >= 0) {
+            pps__tui_step_taken(ui, grown, &err); /* the model's change, and the move */
+            continue;
+        }
+        if (m == 0 && ended)
+            ui->step_wait.on = 0;
         if (grown < 0) {
             pps__tui_say(ui, "reading more iterations failed, showing those held: %s", err.msg);
             continue;

@@ -2,6 +2,7 @@
  * keys.c - the one key table: the key handler, the help screen and the key bar all read it, so
  * they cannot drift apart. Also the mouse, and key scripts (`--keys`) for scripts and tests.
  */
+#include <limits.h>
 #include <string.h>
 #include <strings.h>
 
@@ -75,29 +76,81 @@ static void do_page_right(struct pps_tui *ui)
     pps__tui_pan(ui, (ui->t1 - ui->t0) * 7 / 8);
 }
 
-static void do_home(struct pps_tui *ui)
+/* The start of what is held (with a margin of a fiftieth of the view). */
+static void home_held(struct pps_tui *ui)
 {
     int64_t w = ui->t1 - ui->t0;
 
     pps__tui_pan(ui, -ui->t0 - w / 50);
 }
 
+/* A jump (g, G) whose read through the index (rc, its error in err) changed the model: onto the
+ * start or the end of what is held now. */
+static void jumped(struct pps_tui *ui, int kind, int rc, const struct pps_err *err)
+{
+    ui->sel.valid = 0;
+    pps__tui_updated(ui, 0, NULL);
+    if (rc < 0) {
+        pps__tui_say(ui, "%s", err->msg);
+        return;
+    }
+    pps__tui_say_read(ui, 0);
+    ui->follow = 0;
+    if (kind == PPS__TUI_MOVE_END)
+        pps__tui_follow(ui);
+    else
+        home_held(ui);
+}
+
+/* g or G where the run's own first (last) iteration is not held (--max-spans left it out): the
+ * run's first (newest) iterations read through the index, as a page is, then the same move. 1
+ * when it did or is doing so, 0 where there is nothing to read (no summary, A/B, a live run). */
+static int jump(struct pps_tui *ui, int kind)
+{
+    struct pps_tui_model *m = &ui->models[0];
+    struct pps_err err = {0, ""};
+    int end = kind == PPS__TUI_MOVE_END, rc;
+
+    if (ui->n_models != 1 || !m->run || (end ? m->run->end_iter <= 0 : m->run->first_iter <= 0))
+        return 0;
+    /* The first: from below every label on; the last: the newest, as the open reads them. */
+    if ((rc = pps__tui_model_page(m, end ? 0 : INT_MIN, end ? 0 : 1, &err)) == 0)
+        return 0;
+    if (rc == 2) {
+        pps__tui_say(ui, "reading the run's %s iterations through the index",
+                     end ? "last" : "first");
+        ui->step_wait = (struct pps__tui_step_wait){1, kind, 0, 0, 0};
+        return 1;
+    }
+    jumped(ui, kind, rc, &err);
+    return 1;
+}
+
+static void do_home(struct pps_tui *ui)
+{
+    if (!jump(ui, PPS__TUI_MOVE_HOME))
+        home_held(ui);
+}
+
 static void do_end(struct pps_tui *ui)
 {
-    pps__tui_follow(ui);
+    if (!jump(ui, PPS__TUI_MOVE_END))
+        pps__tui_follow(ui);
 }
 
 /* Past the iterations held of a finished run (--max-spans dropped the others): the next ones
  * in dir, read through the index, holding the one at hand too. The index in the new report of
  * the iteration after label in dir; -1 where there is nothing to read (the run's own first or
- * last, a live run, A/B, no summary), -2 where reading failed (said on the status line). The view
- * stays on the same time (its run's first span moved). */
+ * last, a live run, A/B, no summary), -2 where reading failed (said on the status line), -3
+ * where the read is under way on a thread (on the screen: pps__tui_step_taken() moves on once
+ * its first step is in). The view stays on the same time (its run's first span moved). */
+static int page_onto(struct pps_tui *ui, int label, int dir, int rc, const struct pps_err *err);
+
 static int page(struct pps_tui *ui, int label, int dir)
 {
     struct pps_tui_model *m = &ui->models[0];
     struct pps_err err = {0, ""};
-    const struct pps_report *rep;
-    int rc, k;
+    int rc;
 
     if (ui->n_models != 1 || (dir < 0 && m->run->first_iter <= 0) ||
         (dir > 0 && m->run->end_iter <= 0))
@@ -105,14 +158,29 @@ static int page(struct pps_tui *ui, int label, int dir)
     rc = pps__tui_model_page(m, label, dir, &err);
     if (rc == 0)
         return -1;
+    if (rc == 2) {
+        pps__tui_say(ui, "reading the iterations %s %d through the index",
+                     dir < 0 ? "before" : "after", label);
+        return -3;
+    }
+    return page_onto(ui, label, dir, rc, &err);
+}
+
+/* page()'s answer, once the page (rc, its error in err) has changed the model: the index in its
+ * report of the iteration after label in dir. */
+static int page_onto(struct pps_tui *ui, int label, int dir, int rc, const struct pps_err *err)
+{
+    const struct pps_report *rep;
+    int k;
+
     /* Changed, also where the read then failed (a second step taken first). */
     ui->sel.valid = 0;
     pps__tui_updated(ui, 0, NULL);
     if (rc < 0) {
-        pps__tui_say(ui, "%s", err.msg);
+        pps__tui_say(ui, "%s", err->msg);
         return -2;
     }
-    rep = m->rep;
+    rep = ui->models[0].rep;
     if (!rep || rep->n_iters < 1)
         return -1;
     pps__tui_say_read(ui, 0);
@@ -122,6 +190,20 @@ static int page(struct pps_tui *ui, int label, int dir)
            (dir < 0 ? rep->iters[k].iter >= label : rep->iters[k].iter <= label))
         k += dir < 0 ? -1 : 1;
     return k < rep->n_iters ? k : -1;
+}
+
+/* The move of step_iter() from the report's iteration it (-1: of a report replaced since) onto
+ * to, keeping the offset into the iteration; from_t0: where it starts (rank 0's clock). */
+static void step_onto(struct pps_tui *ui, int it, int to, int64_t from_t0, int dir)
+{
+    const struct pps_report *rep = ui->models[0].rep;
+
+    if (it < 0 || dir < 0)
+        ui->follow = 0;
+    pps__tui_pan(ui, rep->iters[to].t0 - from_t0);
+    /* A view wider than an iteration shows the next one whole instead. */
+    if (to == it || 2 * (ui->t1 - ui->t0) > 3 * (rep->iters[to].t1 - rep->iters[to].t0))
+        pps__tui_fit_iter(ui, to);
 }
 
 /* Next (dir 1) or previous iteration, keeping the zoom and the offset into the iteration. */
@@ -148,18 +230,43 @@ static void step_iter(struct pps_tui *ui, int dir)
         if ((to = page(ui, rep->iters[it].iter, dir)) < 0) {
             if (to == -1)
                 pps__tui_say(ui, "no %s iteration", dir > 0 ? "later" : "earlier");
+            if (to == -3)
+                ui->step_wait = (struct pps__tui_step_wait){1, PPS__TUI_MOVE_STEP,
+                                                            rep->iters[it].iter, dir, from_t0};
             return;
         }
-        rep = ui->models[0].rep;
         it = -1; /* no longer in this report */
-        ui->follow = 0;
     }
-    if (dir < 0)
-        ui->follow = 0;
-    pps__tui_pan(ui, rep->iters[to].t0 - from_t0);
-    /* A view wider than an iteration shows the next one whole instead. */
-    if (to == it || 2 * (ui->t1 - ui->t0) > 3 * (rep->iters[to].t1 - rep->iters[to].t0))
-        pps__tui_fit_iter(ui, to);
+    step_onto(ui, it, to, from_t0, dir);
+}
+
+void pps__tui_step_taken(struct pps_tui *ui, int rc, const struct pps_err *err)
+{
+    struct pps__tui_step_wait w = ui->step_wait;
+    int to;
+
+    ui->step_wait.on = 0;
+    if (!w.on)
+        return;
+    if (w.kind != PPS__TUI_MOVE_STEP) {
+        if (rc != 0)
+            jumped(ui, w.kind, rc, err);
+        else if (w.kind == PPS__TUI_MOVE_END) /* nothing read: within what is held */
+            pps__tui_follow(ui);
+        else
+            home_held(ui);
+        return;
+    }
+    if (rc == 0) {
+        pps__tui_say(ui, "no %s iteration", w.dir > 0 ? "later" : "earlier");
+        return;
+    }
+    if ((to = page_onto(ui, w.label, w.dir, rc, err)) < 0) {
+        if (to == -1)
+            pps__tui_say(ui, "no %s iteration", w.dir > 0 ? "later" : "earlier");
+        return;
+    }
+    step_onto(ui, -1, to, w.from_t0, w.dir);
 }
 
 static void do_next_iter(struct pps_tui *ui)
@@ -323,7 +430,8 @@ int pps_tui_key(struct pps_tui *ui, int key)
     for (const struct pps_tui_keydef *k = keytab; k->fn; k++)
         for (int i = 0; i < 4 && k->keys[i]; i++)
             if (k->keys[i] == key) {
-                ui->refit = 0; /* the user moves the view from now on */
+                ui->refit = 0;        /* the user moves the view from now on */
+                ui->step_wait.on = 0; /* and a step waiting for its read is given up */
                 k->fn(ui);
                 return 1;
             }

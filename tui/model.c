@@ -275,8 +275,9 @@ struct pps__tui_grow_job {
      * r.err: of the whole step), and when the report was made. */
     struct pps__tui_report_job r;
     char *path;
-    size_t max_spans;
+    size_t max_spans, keep;
     int anchor, dir; /* what read_pick() reads: the newest (dir 0), or a page */
+    int first;       /* a page's first step (keep < max_spans / 2): its second follows */
     /* 1 once either the thread has ended or the UI has given the job up: whichever comes
      * second frees it (the UI joining, or the thread itself). */
     atomic_int left;
@@ -290,8 +291,8 @@ static void *grow_main(void *arg)
 {
     struct pps__tui_grow_job *j = arg;
 
-    j->r.rc = read_pick(j->path, j->max_spans, j->max_spans / 2, 0, j->anchor, j->dir, &j->run,
-                        NULL, &j->r.err);
+    j->r.rc =
+        read_pick(j->path, j->max_spans, j->keep, 0, j->anchor, j->dir, &j->run, NULL, &j->r.err);
     if (j->r.rc == 1 && (j->r.rc = pps_tui_index_build(j->run, &j->index, &j->r.err)) >= 0) {
         j->r.run = j->run;
         j->r.t0 = now_s();
@@ -334,17 +335,20 @@ static void grow_free(struct pps__tui_grow_job *j)
     }
 }
 
-/* Starts the second step of a read of anchor, dir (read_pick()); where no thread can be had, the
- * view keeps what the first read. */
-static void start_grow(struct pps_tui_model *m, int anchor, int dir)
+/* Starts a read of anchor, dir (read_pick()) within keep labelled spans on a thread: the second
+ * step of an open or a page (keep max_spans / 2), or a page's first (less). 0, or -1 where no
+ * thread (or memory) can be had: the view keeps what it holds. */
+static int start_read(struct pps_tui_model *m, int anchor, int dir, size_t keep)
 {
     struct pps__tui_grow_job *j = calloc(1, sizeof(*j));
 
     if (!j || !(j->path = strdup(m->path))) {
         free(j);
-        return;
+        return -1;
     }
     j->max_spans = m->max_spans;
+    j->keep = keep;
+    j->first = keep < m->max_spans / 2;
     j->anchor = anchor;
     j->dir = dir;
     atomic_init(&j->left, 0);
@@ -353,9 +357,16 @@ static void start_grow(struct pps_tui_model *m, int anchor, int dir)
     if (pthread_create(&j->r.thread, NULL, grow_main, j) != 0) {
         free(j->path);
         free(j);
-        return;
+        return -1;
     }
     m->grow = j;
+    return 0;
+}
+
+/* The second step of a read of anchor, dir: the whole of it. */
+static void start_grow(struct pps_tui_model *m, int anchor, int dir)
+{
+    start_read(m, anchor, dir, m->max_spans / 2);
 }
 
 int pps__tui_model_grow_take(struct pps_tui_model *m, int wait, struct pps_err *err)
@@ -368,15 +379,23 @@ int pps__tui_model_grow_take(struct pps_tui_model *m, int wait, struct pps_err *
     pthread_join(j->r.thread, NULL);
     m->grow = NULL;
     rc = j->r.rc;
+    if (rc < 0 && err)
+        *err = j->r.err;
+    /* A report being made reads the run it replaces. */
+    if (rc == 1 && (rc = pps__tui_model_report_take(m, 1, err)) >= 0)
+        rc = 1;
     if (rc == 1) {
+        m->windowed = 1; /* its follower, where it has one, is read no more */
         adopt_run(m, j->run, j->index);
         j->run = NULL;
         j->index = NULL;
         adopt_report(m, j->r.rep, j->r.flags, j->r.t0, j->r.t1);
         j->r.rep = NULL;
         j->r.flags = (struct pps_flag_list)PPS_FLAG_LIST_INIT;
-    } else if (rc < 0 && err) {
-        *err = j->r.err;
+        if (j->first) {
+            start_grow(m, j->anchor, j->dir); /* the whole page, as the open's second step */
+            rc = 2;
+        }
     }
     grow_release(j);
     return rc;
@@ -391,12 +410,22 @@ int pps__tui_model_page(struct pps_tui_model *m, int anchor, int dir, struct pps
 
     if (m->loading || !m->run)
         return 0;
+    /* On the screen (progressive), nothing is read here, so that no frame waits for it: the
+     * first step on a thread, whose taking starts the second (pps__tui_model_grow_take()). A
+     * read under way that is not this page's first step is given up: the view moves on. */
+    if (m->progressive && !m->no_summary && m->max_spans && keep < m->max_spans / 2) {
+        if (m->grow && m->grow->first && m->grow->anchor == anchor && m->grow->dir == dir)
+            return 2;
+        grow_free(m->grow);
+        m->grow = NULL;
+        return start_read(m, anchor, dir, keep) == 0 ? 2 : 0;
+    }
     /* A page asked for while the second step of the last read is under way: that first, and
      * where it holds an iteration past anchor in dir, nothing more to read. From here on the
      * model has changed where it was taken: 1, even if the page then reads nothing. */
     if (m->grow && (taken = pps__tui_model_grow_take(m, 1, err)) < 0)
         return taken;
-    if (taken > 0 && m->rep && m->rep->n_iters > 0 &&
+    if (taken > 0 && dir != 0 && m->rep && m->rep->n_iters > 0 &&
         (dir < 0 ? m->rep->iters[0].iter < anchor
                  : m->rep->iters[m->rep->n_iters - 1].iter > anchor))
         return 1;

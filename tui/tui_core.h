@@ -337,6 +337,15 @@ struct pps_tui_sel {
     size_t pos;
 };
 
+/* A move past the iterations held, waiting on the screen for the first step of its read through
+ * the index (keys.c): on; a step to the next or previous iteration (the iteration it steps
+ * from, dir, and where that one starts), or a jump to the run's start or end (g, G). */
+enum { PPS__TUI_MOVE_STEP, PPS__TUI_MOVE_HOME, PPS__TUI_MOVE_END };
+struct pps__tui_step_wait {
+    int on, kind, label, dir;
+    int64_t from_t0;
+};
+
 /* The state of a view. Caller-held: pps_tui_init, pps_tui_open, ..., pps_tui_release. */
 struct pps_tui {
     struct pps_tui_opts opts;
@@ -358,6 +367,7 @@ struct pps_tui {
     char message[160]; /* shown once in the status line */
     int refit;         /* fit all again as a progressive open brings rows, until a key moves */
     int critpath;      /* highlight the critical path: its ops bold, every other op dimmed */
+    struct pps__tui_step_wait step_wait;
 
     struct pps_tui_layout layout; /* of the last frame drawn */
 };

@@ -22,13 +22,17 @@ void pps__tui_model_release(struct pps_tui_model *m);
  * where the run's summary says where they lie (pps_summary_pick): those ending at anchor (dir
  * -1) or starting at it (dir 1), within max_spans / 2, with the report and index of them. 1 when
  * it did; 0 where it cannot (no budget, a live run, no summary of the run as it is): m is as
- * it was. Negative on an error that leaves m as it was too.
+ * it was. Negative on an error that leaves m as it was too. On the screen (m->progressive) it
+ * reads nothing itself: 2, the read is under way on a thread (m->grow), and its taking says
+ * what came of it (pps__tui_model_grow_take()); 0 where no thread can be had.
  */
 int pps__tui_model_page(struct pps_tui_model *m, int anchor, int dir, struct pps_err *err);
-/* Takes the second step of a progressive open through the index (the run, its index, report
- * and flags, all at once) once it is done, or waits for it (wait): 1 when the model changed; 0
- * when there is none, it is not done, or it read nothing (the files changed: the model stays as
- * it is); < 0 its error. */
+/* Takes the read under way on a thread, the second step of a progressive open through the index
+ * or either step of a page (the run, its index, report and flags, all at once), once it is done,
+ * or waits for it (wait): 1 when the model changed; 2 when it changed to a page's first step,
+ * whose second is then under way; 0 when there is none, it is not done (m->grow is still
+ * there), or it read nothing (the files changed, or nothing lies in the page's direction: the
+ * model stays as it is); < 0 its error. */
 int pps__tui_model_grow_take(struct pps_tui_model *m, int wait, struct pps_err *err);
 /* The rows a load reads at a time where spans are kept within max_spans (a quarter of them). */
 size_t pps__tui_chunk_of(size_t max_spans);
@@ -96,6 +100,9 @@ void pps__tui_say(struct pps_tui *ui, const char *fmt, ...) __attribute__((forma
 /* Says which iterations model m holds after a read through the index ("read iterations A-B
  * through the index"). */
 void pps__tui_say_read(struct pps_tui *ui, int m);
+/* A page's first step was taken (rc: pps__tui_model_grow_take()'s answer, 2, or 0 where it read
+ * nothing; err its error): the step waiting for it (ui->step_wait), if any, is made (keys.c). */
+void pps__tui_step_taken(struct pps_tui *ui, int rc, const struct pps_err *err);
 
 /* ---- draw.c, pane.c ---- */
 

@@ -661,7 +661,7 @@ static void test_view_progressive_open_through_the_index(void)
     char out[64], *once = NULL;
     size_t len = 0;
     void *data = NULL;
-    int first_small;
+    int first_small, held;
 
     /* Its summary, as `ppscope report` keeps it. */
     CHECK(pps_run_load(path, &run, &err) == 0);
@@ -696,14 +696,21 @@ static void test_view_progressive_open_through_the_index(void)
     once = once_text(path, &o, "indexed");
     CHECK(once && !strcmp(frame_text(&f, 1), once));
     free(once);
-    /* A page back (p past the first held) comes in the same two steps, and ends holding what
-     * the one step of a view not opened for the screen holds. */
+    /* A page back (p past the first held) comes in the same two steps, both on a thread (no
+     * frame waits for a read), and ends holding what the one step of a view not opened for the
+     * screen holds. */
     pps_tui_init(&one, &o);
     CHECK(pps_tui_open(&one, path, NULL, &err) == 0);
-    CHECK_EQ_INT(pps__tui_model_page(&ui.models[0], ui.models[0].run->first_iter, -1, &err), 1);
+    held = ui.models[0].run->first_iter;
+    CHECK_EQ_INT(pps__tui_model_page(&ui.models[0], held, -1, &err), 2);
     CHECK(ui.models[0].grow != NULL);
+    CHECK_EQ_INT(ui.models[0].run->first_iter, held); /* nothing read yet */
+    CHECK_EQ_INT(pps__tui_model_page(&ui.models[0], held, -1, &err), 2); /* the same, reading */
     CHECK_EQ_INT(pps__tui_model_page(&one.models[0], one.models[0].run->first_iter, -1, &err), 1);
     CHECK(one.models[0].grow == NULL);
+    CHECK_EQ_INT(pps__tui_model_grow_take(&ui.models[0], 1, &err), 2); /* the first step */
+    CHECK(ui.models[0].grow != NULL);
+    CHECK(ui.models[0].run->first_iter < held);
     CHECK(ui.models[0].run->first_iter > one.models[0].run->first_iter);
     CHECK_EQ_INT(pps__tui_model_grow_take(&ui.models[0], 1, &err), 1);
     CHECK_EQ_INT(ui.models[0].run->first_iter, one.models[0].run->first_iter);
@@ -713,6 +720,118 @@ static void test_view_progressive_open_through_the_index(void)
           ui.models[0].rep->bubble == one.models[0].rep->bubble);
     pps_tui_release(&one);
     pps_tui_frame_release(&f);
+    pps_tui_release(&ui);
+}
+
+/* Where the centre of ui's view is, on rank 0's clock, and the label of the iteration there. */
+static int64_t view_centre(const struct pps_tui *ui, int *label)
+{
+    int64_t c = (ui->t0 + ui->t1) / 2;
+    int it = pps__tui_iter_at(ui, 0, c);
+
+    *label = it >= 0 ? ui->models[0].rep->iters[it].iter : -1;
+    return ui->models[0].run->t_min + c;
+}
+
+/* p past the first iteration held, on the screen: no read while the key is handled (the step
+ * waits for its page's first step, read on a thread), and once that is in, the view stands
+ * where a view that reads in one step stands after the same key; the second step then changes
+ * nothing of where it is. Another key meanwhile gives the step up. */
+static void test_view_step_past_the_held_waits_for_its_read(void)
+{
+    struct pps_tui_opts o = {1, 0, 0.02, 0, 0, NULL};
+    struct pps_tui ui, one;
+    struct pps_run *run = NULL;
+    struct pps_report *rep = NULL;
+    struct pps_err err = {0, ""};
+    const char *path = fx_sim_run(tmp, "stepping", PPS_SCHED_1F1B, 4, 8, 64);
+    void *data = NULL;
+    size_t len = 0;
+    int held, at_ui, at_one;
+    int64_t c_ui, c_one;
+
+    CHECK(pps_run_load(path, &run, &err) == 0);
+    CHECK(run && pps_analysis_report(run, &rep, &err) == 0);
+    CHECK(rep && pps_summary_encode(run, rep, NULL, &data, &len, &err) == 0);
+    CHECK(data && pps_run_summary_put(path, PPS_SUMMARY_NAME, run->stamp, data, len, &err) == 0);
+    o.max_spans = run ? run->n_spans / 2 : 1000;
+    free(data);
+    pps_report_free(rep);
+    pps_run_free(run);
+
+    pps_tui_init(&ui, &o);
+    pps_tui_init(&one, &o);
+    CHECK(pps_tui_open_progressive(&ui, path, NULL, 16, &err) == 0);
+    CHECK(pps_tui_open(&one, path, NULL, &err) == 0);
+    CHECK_EQ_INT(pps__tui_model_grow_take(&ui.models[0], 1, &err), 1);
+    pps__tui_updated(&ui, 0, NULL);
+    held = ui.models[0].run->first_iter;
+    CHECK(held > 0);
+    CHECK_EQ_INT(one.models[0].run->first_iter, held);
+    pps__tui_fit_iter(&ui, 0);
+    pps__tui_fit_iter(&one, 0);
+
+    CHECK(pps_tui_key(&ui, 'p') == 1);
+    CHECK(ui.step_wait.on);
+    CHECK_EQ_INT(ui.models[0].run->first_iter, held); /* nothing read by the key */
+    CHECK_STR_CONTAINS(ui.message, "reading the iterations before");
+    CHECK(pps_tui_key(&one, 'p') == 1);
+    c_one = view_centre(&one, &at_one);
+    CHECK_EQ_INT(at_one, held - 1);
+
+    CHECK_EQ_INT(pps__tui_model_grow_take(&ui.models[0], 1, &err), 2);
+    pps__tui_step_taken(&ui, 2, &err);
+    CHECK(!ui.step_wait.on);
+    c_ui = view_centre(&ui, &at_ui);
+    CHECK_EQ_INT(at_ui, held - 1);
+    CHECK(c_ui == c_one);
+    CHECK(ui.t1 - ui.t0 == one.t1 - one.t0);
+    CHECK_EQ_INT(pps__tui_model_grow_take(&ui.models[0], 1, &err), 1);
+    pps__tui_updated(&ui, 0, NULL);
+    c_ui = view_centre(&ui, &at_ui);
+    CHECK(c_ui == c_one);
+
+    /* Another key while the read is under way: the read goes on, the step does not. */
+    pps__tui_fit_iter(&ui, 0);
+    held = ui.models[0].run->first_iter;
+    c_one = view_centre(&ui, &at_one);
+    CHECK(pps_tui_key(&ui, 'p') == 1);
+    CHECK(ui.step_wait.on);
+    CHECK(pps_tui_key(&ui, 'c') == 1);
+    CHECK(!ui.step_wait.on);
+    CHECK_EQ_INT(pps__tui_model_grow_take(&ui.models[0], 1, &err), 2);
+    pps__tui_step_taken(&ui, 2, &err);
+    pps__tui_updated(&ui, 0, NULL);
+    CHECK(ui.models[0].run->first_iter < held);
+    c_ui = view_centre(&ui, &at_ui);
+    CHECK(c_ui == c_one); /* where it was */
+    CHECK_EQ_INT(at_ui, held);
+
+    /* g: the run's own start, read through the index, the view at its start once the first step
+     * is in, as in one step; G: back to its newest, the view at its end. */
+    CHECK(pps_tui_key(&ui, 'g') == 1);
+    CHECK(ui.step_wait.on && ui.models[0].run->first_iter > 0);
+    CHECK_STR_CONTAINS(ui.message, "reading the run's first iterations");
+    CHECK(pps_tui_key(&one, 'g') == 1);
+    CHECK_EQ_INT(one.models[0].run->first_iter, 0);
+    CHECK_EQ_INT(pps__tui_model_grow_take(&ui.models[0], 1, &err), 2);
+    pps__tui_step_taken(&ui, 2, &err);
+    CHECK_EQ_INT(ui.models[0].run->first_iter, 0);
+    view_centre(&ui, &at_ui);
+    CHECK_EQ_INT(at_ui, 0);
+    CHECK(ui.t0 < 0 && ui.t0 == one.t0 && ui.t1 == one.t1);
+    CHECK_EQ_INT(pps__tui_model_grow_take(&ui.models[0], 1, &err), 1);
+    CHECK_EQ_INT(ui.models[0].run->end_iter, one.models[0].run->end_iter);
+    CHECK(pps_tui_key(&ui, 'G') == 1);
+    CHECK(ui.step_wait.on);
+    CHECK_EQ_INT(pps__tui_model_grow_take(&ui.models[0], 1, &err), 2);
+    pps__tui_step_taken(&ui, 2, &err);
+    CHECK_EQ_INT(ui.models[0].run->end_iter, 0); /* the newest held */
+    view_centre(&ui, &at_ui);
+    CHECK_EQ_INT(at_ui, 63);
+    CHECK(ui.t1 > pps__tui_extent(&ui));
+    CHECK_EQ_INT(pps__tui_model_grow_take(&ui.models[0], 1, &err), 1);
+    pps_tui_release(&one);
     pps_tui_release(&ui);
 }
 
@@ -801,6 +920,7 @@ static const struct test_case cases[] = {
     TEST(test_view_reloader_thread),
     TEST(test_view_progressive_open_ends_as_once),
     TEST(test_view_progressive_open_through_the_index),
+    TEST(test_view_step_past_the_held_waits_for_its_read),
     TEST(test_view_ab_aligned_by_iteration),
     TEST(test_once_writes_the_frame),
     {NULL, NULL},
