@@ -20,7 +20,7 @@ same_frames() {
     max=$3
     more=${4:-}
     for size in 80x24 200x60; do
-        for keys in "" "+" "+++" "++++++<left><left>" "-" "---" "a" "g" "G" \
+        for keys in "" "+" "+++" "++++++<left><left>" "-" "---" "a" "G" \
             "<pgup><pgup>" "c" "]]<enter>" "<tab>" "<tab><tab>" $more; do
             "$PPS" view --once -v --size "$size" --max-spans "$max" --keys "$keys" "$run" \
                 >"$T/index.txt" 2>"$T/index.err" ||
@@ -59,7 +59,8 @@ ps=$(printf 'p%.0s' $(seq 100))
 ns=$(printf 'n%.0s' $(seq 100))
 for case in "Gf|iters 90-99 of 100" "Gfpppppppppppp|iters 81-90 of 100" \
     "Gf${ps}|iters 0-9 of 100" "Gf${ps}nnnnnnnnnnn|iters 9-18 of 100" \
-    "Gf${ps}${ns}|iters 90-99 of 100"; do
+    "Gf${ps}${ns}|iters 90-99 of 100" "g|iters 0-9 of 100" "fg|iters 0-9 of 100" \
+    "ggG|iters 90-99 of 100" "gfnnnnnnnnnnnnG|iters 90-99 of 100"; do
     keys=${case%%|*}
     want=${case#*|}
     got=$(header "$keys")
@@ -75,11 +76,24 @@ if grep -q "MISSING" "$T/paged.txt"; then fail "a paged view calls iterations mi
     >"$T/ab.txt"
 if grep -q "no earlier iteration" "$T/ab.txt"; then ok; else fail "A/B paged: $(tail -n 3 "$T/ab.txt")"; fi
 
+# g goes to the run's own start (the view at its first span, as a view of the run whole holding
+# those iterations stands there), and where it cannot be read, to the start of what is held.
+"$PPS" view --once --size 120x24 --max-spans 4000 --keys "fg" "$T/sim" >"$T/g.txt"
+"$PPS" view --once --size 120x24 --max-spans 50000 --keys "fg" "$T/sim" >"$T/g-whole.txt"
+if [ "$(sed -n '2,6p' "$T/g.txt")" = "$(sed -n '2,6p' "$T/g-whole.txt")" ] &&
+    grep -q "^read iterations 0-9 through the index" "$T/g.txt"; then ok; else
+    fail "g: not at the run's start: $(diff "$T/g-whole.txt" "$T/g.txt" | head -n 12)"
+fi
+
 # --no-summary reads whole and does not page.
 "$PPS" view --once --no-summary --size 120x24 --max-spans 4000 --keys "Gfpppppppppppp" "$T/sim" \
     >"$T/nosum.txt"
 if grep -q "no earlier iteration" "$T/nosum.txt" && head -n 1 "$T/nosum.txt" | grep -q "iters 90-99"
 then ok; else fail "--no-summary paged: $(head -n 1 "$T/nosum.txt")"; fi
+"$PPS" view --once --no-summary --size 120x24 --max-spans 4000 --keys "g" "$T/sim" >"$T/nosum.txt"
+if head -n 1 "$T/nosum.txt" | grep -q "iters 90-99"; then ok; else
+    fail "--no-summary g paged: $(head -n 1 "$T/nosum.txt")"
+fi
 
 # Iterations bigger than a page: every p still moves (one more iteration at least).
 "$PPS" sim --schedule 1f1b -p 8 -m 32 --iters 10 --trace "$T/big" >/dev/null 2>&1
