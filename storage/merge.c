@@ -28,7 +28,7 @@ static const struct copy {
      "INSERT INTO main.spans (kind, stage, chunk, mb, iter, start_ns, end_ns, peer, bytes,"
      " name_id, clock, corr, rank)"
      " SELECT kind, stage, chunk, mb, iter, start_ns, end_ns, peer, bytes, name_id, clock, corr,"
-     " rank FROM src.spans WHERE rowid > ?1 AND rowid <= ?2"},
+     " rank FROM src.spans WHERE rowid >= ?1 AND rowid <= ?2"},
     {"metrics", NULL,
      "INSERT INTO main.metrics (rank, iter, stage, loss, grad_norm, act_bytes, pending_w, dropped)"
      " SELECT rank, iter, stage, loss, grad_norm, act_bytes, pending_w, dropped FROM src.metrics"},
@@ -283,24 +283,88 @@ static int copy_whole(sqlite3 *db, struct progress *p)
     return rc;
 }
 
-/* Copies the shard attached as src into the merged file, table by table; the spans of a shard of
- * another schema 2^20 rows at a time (by rowid, in their order), so that progress can be told. */
-#define SPAN_CHUNK ((int64_t)1 << 20)
-static int copy_rows(sqlite3 *db, const char *shard, struct progress *p, struct pps_err *err)
+/* The spans of the shard attached as src, as this transaction sees them. */
+struct span_rows {
+    int64_t first, last; /* their lowest and highest rowid */
+    int64_t n;
+};
+
+static int span_rows(sqlite3 *db, struct span_rows *r)
 {
     sqlite3_stmt *st = NULL;
-    int64_t max_rowid = 0;
-    int whole = 0, rc = SQLITE_OK;
+    int rc = sqlite3_prepare_v2(
+        db, "SELECT coalesce(min(rowid), 0), coalesce(max(rowid), 0), count(*) FROM src.spans", -1,
+        &st, NULL);
 
-    rc = sqlite3_prepare_v2(db, "SELECT coalesce(max(rowid), 0) FROM src.spans", -1, &st, NULL);
     if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-        max_rowid = sqlite3_column_int64(st, 0);
+        r->first = sqlite3_column_int64(st, 0);
+        r->last = sqlite3_column_int64(st, 1);
+        r->n = sqlite3_column_int64(st, 2);
         rc = SQLITE_OK;
     }
     sqlite3_finalize(st);
-    st = NULL;
-    if (rc == SQLITE_OK && (whole = same_sql(db, "spans")) < 0)
+    return rc;
+}
+
+/* The spans of a shard of another layout, column by column, by name: 2^20 rows at a time in
+ * rowid order (so that progress can be told), each chunk's bounds found among the rowids there
+ * are, whatever they are (negative, far apart). 0, or the SQLite error (finalized: SQLite's
+ * reason is kept for constraint_fail()). */
+#define SPAN_CHUNK ((int64_t)1 << 20)
+static int copy_chunked(sqlite3 *db, const char *sql, const struct span_rows *r,
+                        struct progress *p)
+{
+    sqlite3_stmt *copy = NULL, *end = NULL;
+    int64_t lo = r->first, hi;
+    int rc;
+
+    if (r->n == 0)
+        return SQLITE_OK;
+    rc = sqlite3_prepare_v2(db, sql, -1, &copy, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_prepare_v2(db,
+                                "SELECT rowid FROM src.spans WHERE rowid >= ?1 ORDER BY rowid"
+                                " LIMIT 1 OFFSET ?2",
+                                -1, &end, NULL);
+    while (rc == SQLITE_OK) {
+        sqlite3_bind_int64(end, 1, lo);
+        sqlite3_bind_int64(end, 2, SPAN_CHUNK - 1);
+        rc = sqlite3_step(end);
+        hi = rc == SQLITE_ROW ? sqlite3_column_int64(end, 0) : r->last;
+        if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+            break;
+        sqlite3_reset(end);
+        sqlite3_bind_int64(copy, 1, lo);
+        sqlite3_bind_int64(copy, 2, hi);
+        if ((rc = sqlite3_step(copy)) != SQLITE_DONE)
+            break;
+        rc = SQLITE_OK;
+        sqlite3_reset(copy);
+        p->copied += sqlite3_changes(db);
+        copied(p);
+        if (hi >= r->last || atomic_load(&p->check->failed))
+            break; /* the check's error is the merge's (check_finish()) */
+        lo = hi + 1;
+    }
+    sqlite3_finalize(end);
+    sqlite3_finalize(copy);
+    return rc;
+}
+
+/* Copies the shard attached as src into the merged file, table by table. Every span the shard
+ * holds in this transaction is copied, or the merge fails. */
+static int copy_rows(sqlite3 *db, const char *shard, struct progress *p, struct pps_err *err)
+{
+    struct span_rows rows = {0, 0, 0};
+    int64_t before = p->copied;
+    int whole = 0, rc;
+
+    if ((rc = span_rows(db, &rows)) == SQLITE_OK && (whole = same_sql(db, "spans")) < 0)
         rc = -whole;
+    /* Into the empty table SQLite's transfer keeps the shard's rowids: near the top, the next
+     * shards' would be chosen at random (SQLite's way past the highest), and two merges differ. */
+    if (p->copied == 0 && rows.last >= (INT64_C(1) << 62))
+        whole = 0;
     /* The first shard keeps the merged file's index only where it has the same one to copy:
      * else the rows go in without it, and it is built once at the end, a sort of the whole
      * table, as a bulk load does. */
@@ -317,31 +381,19 @@ static int copy_rows(sqlite3 *db, const char *shard, struct progress *p, struct 
     if (rc != SQLITE_OK)
         return pps__sql_fail(db, rc, shard, "cannot merge", err);
     for (size_t i = 0; i < sizeof(copies) / sizeof(copies[0]); i++) {
-        int spans = !strcmp(copies[i].table, "spans");
-        if (spans && whole) {
+        sqlite3_stmt *st = NULL;
+
+        if (strcmp(copies[i].table, "spans") != 0) {
+            rc = sqlite3_prepare_v2(db, copies[i].sql, -1, &st, NULL);
+            if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_DONE)
+                rc = SQLITE_OK;
+            sqlite3_finalize(st); /* keeps SQLite's reason for constraint_fail() */
+        } else if (whole) {
             rc = copy_whole(db, p);
             copied(p);
-        } else
-            rc = sqlite3_prepare_v2(db, copies[i].sql, -1, &st, NULL);
-        for (int64_t lo = 0; st && rc == SQLITE_OK && (lo == 0 || lo < max_rowid);
-             lo += SPAN_CHUNK) {
-            if (spans) {
-                sqlite3_bind_int64(st, 1, lo);
-                sqlite3_bind_int64(st, 2, lo + SPAN_CHUNK);
-            }
-            if ((rc = sqlite3_step(st)) != SQLITE_DONE)
-                break; /* finalize below keeps SQLite's reason for constraint_fail() */
-            rc = SQLITE_OK;
-            sqlite3_reset(st);
-            if (!spans)
-                break;
-            p->copied += sqlite3_changes(db);
-            copied(p);
-            if (atomic_load(&p->check->failed))
-                break; /* the check's error is the merge's (check_finish()) */
+        } else {
+            rc = copy_chunked(db, copies[i].sql, &rows, p);
         }
-        sqlite3_finalize(st);
-        st = NULL;
         if (atomic_load(&p->check->failed))
             return pps_err_set(err, PPS_EFORMAT, "%s: the check failed", shard);
         if ((rc & 0xff) == SQLITE_CONSTRAINT)
@@ -349,6 +401,9 @@ static int copy_rows(sqlite3 *db, const char *shard, struct progress *p, struct 
         if (rc != SQLITE_OK)
             return pps__sql_fail(db, rc, shard, "cannot merge", err);
     }
+    if (p->copied - before != rows.n)
+        return pps_err_set(err, PPS_EIO, "%s: %lld of its %lld spans were copied", shard,
+                           (long long)(p->copied - before), (long long)rows.n);
     return 0;
 }
 

@@ -90,12 +90,26 @@ CREATE INDEX spans_stage_start ON spans (stage, start_ns)" ] || fail "$1: not in
             iter INTEGER NOT NULL, mb INTEGER NOT NULL, chunk INTEGER NOT NULL,
             stage INTEGER NOT NULL, kind INTEGER NOT NULL);
             INSERT INTO s2 ($cols) SELECT $cols FROM spans; DROP TABLE spans;
-            ALTER TABLE s2 RENAME TO spans;" || fail "cannot remake $other's spans"
+            ALTER TABLE s2 RENAME TO spans;
+            UPDATE spans SET rowid = rowid - 30;" || fail "cannot remake $other's spans"
         expect 0 merge -q "$T/other" -o "$T/other-$other.db"
         rows "$T/other-$other.db" >"$T/rows.got"
         cmp -s "$T/rows.want" "$T/rows.got" || fail "$other remade: the merged file holds other rows"
         indexed "$T/other-$other.db"
     done
+    # Rowids at the top: the first shard's kept as they are would leave SQLite to choose the
+    # next shards' at random, and two merges would differ; far apart: each is still copied.
+    rm -rf "$T/other"
+    cp -r "$T/run" "$T/other"
+    sqlite3 "$T/other/rank-00000.db" "UPDATE spans SET rowid = 9223372036854775807
+        WHERE rowid = (SELECT max(rowid) FROM spans)" || fail "cannot move a rowid"
+    sqlite3 "$T/other/rank-00001.db" "UPDATE spans SET rowid = rowid * 4611686018427387
+        WHERE rowid > 0" || fail "cannot move rowids"
+    expect 0 merge -q "$T/other" -o "$T/top1.db"
+    expect 0 merge -q "$T/other" -o "$T/top2.db"
+    cmp -s "$T/top1.db" "$T/top2.db" || fail "rowids at the top: two merges differ"
+    rows "$T/top1.db" >"$T/rows.got"
+    cmp -s "$T/rows.want" "$T/rows.got" || fail "rowids at the top: other rows merged"
 fi
 
 # never overwrites

@@ -87,7 +87,7 @@ struct domain {
 static struct {
     atomic_int iter;                 /* the highest iteration marked so far */
     atomic_int explicit_iters;       /* 1 once a name marked an iteration: no more inference */
-    struct pps__nvtx_iters inferred; /* its own locking (iters.h) */
+    struct pps__nvtx_iters inferred; /* joins without the lock, the rest under it (iters.h) */
     struct open_range *ranges;
     int32_t n_ranges, cap_ranges, free_head;
     struct thread_stack *threads;
@@ -310,13 +310,15 @@ static void on_start(const struct pps__nvtx_name *n)
             pthread_mutex_unlock(&pps__nvtx.lock);
         }
     } else if (n->op.kind == PPS_TRACE_F && !atomic_load(&h.explicit_iters)) {
-        /* The lock only when an iteration starts: inference takes none for a forward. */
+        /* A forward that joins the iteration takes no lock; the rest (one an iteration, once
+         * every key is known) are serialised with the iteration they start. */
         int stage = n->op.stage >= 0 ? n->op.stage : pps__nvtx.stage;
-        int iter = pps__nvtx_iters_forward(&h.inferred, stage, n->op.chunk, n->op.mb);
-        if (iter < 0)
+        if (pps__nvtx_iters_join(&h.inferred, stage, n->op.chunk, n->op.mb) !=
+            PPS__NVTX_ITERS_SERIAL)
             return;
         pthread_mutex_lock(&pps__nvtx.lock);
-        if (!atomic_load(&h.explicit_iters))
+        int iter = pps__nvtx_iters_forward(&h.inferred, stage, n->op.chunk, n->op.mb);
+        if (iter >= 0 && !atomic_load(&h.explicit_iters))
             mark_iter_locked(iter);
         pthread_mutex_unlock(&pps__nvtx.lock);
     }

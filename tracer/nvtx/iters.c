@@ -1,9 +1,9 @@
 /*
  * iters.c - iterations from repeated forward ops (iters.h). Each (stage, chunk, mb) keeps the
  * last iteration it ran its forward in: one that ran in the current iteration already starts
- * the next. So no set is emptied between iterations, and a forward of a key seen before reads
- * the table and raises two counters, with no lock: a PyTorch forward is a range on the
- * program's hot path (bench/bench_nvtx_hotpath.c).
+ * the next. So no set is emptied between iterations, and a forward that joins the current
+ * iteration (all but one an iteration) claims its key with one compare-and-swap, with no lock:
+ * a PyTorch forward is a range on the program's hot path (bench/bench_nvtx_hotpath.c).
  */
 #include "iters.h"
 
@@ -38,7 +38,7 @@ static struct pps__nvtx_iter_key *find(const struct pps__nvtx_iter_table *t, uin
     return NULL;
 }
 
-/* Puts e in t's first free slot from its own. Under the lock. */
+/* Puts e in t's first free slot from its own. Serialised by the caller. */
 static void place(struct pps__nvtx_iter_table *t, struct pps__nvtx_iter_key *e)
 {
     size_t k = slot_of(e->key, t->cap);
@@ -47,8 +47,8 @@ static void place(struct pps__nvtx_iter_table *t, struct pps__nvtx_iter_key *e)
     atomic_store_explicit(&t->slots[k], e, memory_order_release);
 }
 
-/* key's entry, added if it is new; NULL out of memory. Under the lock: another thread may have
- * added it meanwhile. A full table is replaced by one twice its size, published whole. */
+/* key's entry, added if it is new; NULL out of memory. A full table is replaced by one twice its
+ * size, published whole (readers may still probe the older one). Serialised by the caller. */
 static struct pps__nvtx_iter_key *add(struct pps__nvtx_iters *it, uint64_t key)
 {
     struct pps__nvtx_iter_table *t = atomic_load_explicit(&it->table, memory_order_relaxed);
@@ -78,42 +78,47 @@ static struct pps__nvtx_iter_key *add(struct pps__nvtx_iters *it, uint64_t key)
     return e;
 }
 
-/* e ran in iteration v: its last is v unless a later one is there already. */
-static void raise_last(struct pps__nvtx_iter_key *e, int v)
+int pps__nvtx_iters_join(struct pps__nvtx_iters *it, int stage, int chunk, int mb)
 {
-    int old = atomic_load_explicit(&e->last, memory_order_relaxed);
-    while (old < v && !atomic_compare_exchange_weak(&e->last, &old, v))
-        ;
+    struct pps__nvtx_iter_key *e;
+    int cur, last;
+
+    if (mb < 0)
+        return -1;
+    e = find(atomic_load_explicit(&it->table, memory_order_acquire),
+             key_of(stage, chunk < 0 ? 0 : chunk, mb));
+    if (!e)
+        return PPS__NVTX_ITERS_SERIAL;
+    /* Its last below the current iteration: it joins it, if no other forward of it claims it
+     * first. The serial path claims a key before it starts an iteration with it, so a key
+     * that starts one is never below the iteration it starts here. */
+    cur = atomic_load(&it->iter);
+    last = atomic_load(&e->last);
+    if (cur >= 0 && last < cur && atomic_compare_exchange_strong(&e->last, &last, cur))
+        return -1;
+    return PPS__NVTX_ITERS_SERIAL;
 }
 
 int pps__nvtx_iters_forward(struct pps__nvtx_iters *it, int stage, int chunk, int mb)
 {
     struct pps__nvtx_iter_key *e;
-    uint64_t key;
 
     if (mb < 0)
         return -1;
-    key = key_of(stage, chunk < 0 ? 0 : chunk, mb);
-    if (!(e = find(atomic_load_explicit(&it->table, memory_order_acquire), key))) {
-        pthread_mutex_lock(&it->lock);
-        e = add(it, key);
-        pthread_mutex_unlock(&it->lock);
-        if (!e)
-            return -1;
-    }
+    if (!(e = add(it, key_of(stage, chunk < 0 ? 0 : chunk, mb))))
+        return -1;
     for (;;) {
-        int cur = atomic_load(&it->iter);
-        /* The first forward of all starts iteration 0; one seen in this iteration, the next.
-         * A thread that loses the race to start it reads the iteration again. */
-        int next = cur < 0 ? 0 : atomic_load(&e->last) == cur ? cur + 1 : -1;
-        if (next < 0) {
-            raise_last(e, cur);
+        int cur = atomic_load(&it->iter), last = atomic_load(&e->last);
+        /* The first forward of all starts iteration 0; one seen in this iteration, the next. */
+        int in = cur < 0 ? 0 : last == cur ? cur + 1 : cur;
+        /* The key first (a join on another thread loses to it), then the iteration. Only this
+         * path moves the iteration: no one else changes it meanwhile. */
+        if (!atomic_compare_exchange_strong(&e->last, &last, in))
+            continue; /* a join took the key meanwhile: decide again */
+        if (in == cur)
             return -1;
-        }
-        if (atomic_compare_exchange_strong(&it->iter, &cur, next)) {
-            raise_last(e, next);
-            return next;
-        }
+        atomic_store(&it->iter, in);
+        return in;
     }
 }
 
@@ -129,6 +134,5 @@ void pps__nvtx_iters_release(struct pps__nvtx_iters *it)
         free(t);
         t = older;
     }
-    pthread_mutex_destroy(&it->lock);
     *it = (struct pps__nvtx_iters)PPS__NVTX_ITERS_INIT;
 }
