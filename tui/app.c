@@ -86,11 +86,12 @@ static void install_signals(void)
     sigaction(SIGHUP, &sa, NULL);
 }
 
-/* Takes what the reloader read since the last look, and the second step of an open through the
- * index once it is done, unless the view is paused. */
+/* Takes the reads through the index once they are done (the second step of an open, the steps
+ * of a page or a jump the user asked for, paused or not), and what the reloader read since the
+ * last look unless the view is paused. */
 static void adopt_reloads(struct pps_tui *ui, struct pps__tui_reloader *r)
 {
-    for (int m = 0; m < ui->n_models && !ui->paused; m++) {
+    for (int m = 0; m < ui->n_models; m++) {
         struct pps_span old;
         struct pps_err err = {0, ""};
         int had_sel = pps__tui_sel_span(ui, m, &old);
@@ -112,7 +113,7 @@ static void adopt_reloads(struct pps_tui *ui, struct pps__tui_reloader *r)
         }
         if (grown)
             pps__tui_say_read(ui, m);
-        if (grown || pps__tui_reloader_take(r, m, &ui->models[m], &err))
+        if (grown || (!ui->paused && pps__tui_reloader_take(r, m, &ui->models[m], &err)))
             pps__tui_updated(ui, m, had_sel ? &old : NULL);
         else if (err.code)
             pps__tui_say(ui, "reload failed, showing the last data: %s", err.msg);

@@ -119,7 +119,8 @@ static int jump(struct pps_tui *ui, int kind)
     if (rc == 2) {
         pps__tui_say(ui, "reading the run's %s iterations through the index",
                      end ? "last" : "first");
-        ui->step_wait = (struct pps__tui_step_wait){1, kind, 0, 0, 0};
+        ui->step_wait = (struct pps__tui_step_wait){1, kind, 0, 0, 0, 0};
+        ui->step_seq++;
         return 1;
     }
     jumped(ui, kind, rc, &err);
@@ -213,6 +214,14 @@ static void step_iter(struct pps_tui *ui, int dir)
     int it = pps__tui_iter_at(ui, 0, centre(ui)), to = it + dir;
     int64_t base = ui->models[0].run->t_min, c = base + centre(ui), from_t0;
 
+    /* Again while a step the same way waits for its read: one more step once it is in. */
+    if (ui->step_wait.on && ui->step_wait.kind == PPS__TUI_MOVE_STEP && ui->step_wait.dir == dir) {
+        ui->step_wait.more++;
+        pps__tui_say(ui, "reading the iterations %s %d through the index (%d steps to make)",
+                     dir < 0 ? "before" : "after", ui->step_wait.label, ui->step_wait.more + 1);
+        return;
+    }
+
     if (it < 0 && !rep) {
         pps__tui_say(ui, "iterations are known once the run is loaded");
         return;
@@ -230,9 +239,11 @@ static void step_iter(struct pps_tui *ui, int dir)
         if ((to = page(ui, rep->iters[it].iter, dir)) < 0) {
             if (to == -1)
                 pps__tui_say(ui, "no %s iteration", dir > 0 ? "later" : "earlier");
-            if (to == -3)
+            if (to == -3) {
                 ui->step_wait = (struct pps__tui_step_wait){1, PPS__TUI_MOVE_STEP,
-                                                            rep->iters[it].iter, dir, from_t0};
+                                                            rep->iters[it].iter, dir, from_t0, 0};
+                ui->step_seq++;
+            }
             return;
         }
         it = -1; /* no longer in this report */
@@ -249,12 +260,19 @@ void pps__tui_step_taken(struct pps_tui *ui, int rc, const struct pps_err *err)
     if (!w.on)
         return;
     if (w.kind != PPS__TUI_MOVE_STEP) {
-        if (rc != 0)
+        int end = w.kind == PPS__TUI_MOVE_END;
+
+        if (rc != 0) {
             jumped(ui, w.kind, rc, err);
-        else if (w.kind == PPS__TUI_MOVE_END) /* nothing read: within what is held */
+            return;
+        }
+        /* Nothing read (no summary of the run as it is now, or no map of its labels). */
+        if (end)
             pps__tui_follow(ui);
         else
             home_held(ui);
+        pps__tui_say(ui, "the %s of what is held: the run's %s iterations cannot be read through "
+                     "the index", end ? "end" : "start", end ? "later" : "earlier");
         return;
     }
     if (rc == 0) {
@@ -266,7 +284,33 @@ void pps__tui_step_taken(struct pps_tui *ui, int rc, const struct pps_err *err)
             pps__tui_say(ui, "no %s iteration", w.dir > 0 ? "later" : "earlier");
         return;
     }
-    step_onto(ui, -1, to, w.from_t0, w.dir);
+    /* The steps asked for again meanwhile, as far as what is held now goes; those beyond it wait
+     * for the second step, where one is under way. */
+    {
+        const struct pps_report *rep = ui->models[0].rep;
+        int want = to + w.dir * w.more, left;
+
+        to = want < 0 ? 0 : want >= rep->n_iters ? rep->n_iters - 1 : want;
+        left = want > to ? want - to : to - want;
+        step_onto(ui, -1, to, w.from_t0, w.dir);
+        if (left > 0 && ui->models[0].grow) {
+            ui->step_wait = (struct pps__tui_step_wait){
+                1, PPS__TUI_MOVE_STEP, rep->iters[to].iter, w.dir, rep->iters[to].t0, left - 1};
+            ui->step_seq++;
+        }
+    }
+}
+
+/* After a key or the mouse (the view was t0, t1 and step_seq seq before it): a move waiting for
+ * its read is given up, with the page's first step it waits for, where the view has moved and
+ * no new move waits: what the user did is not undone when the read comes in. */
+static void moved_since(struct pps_tui *ui, int64_t t0, int64_t t1, unsigned seq)
+{
+    if (!ui->step_wait.on || ui->step_seq != seq || (ui->t0 == t0 && ui->t1 == t1))
+        return;
+    ui->step_wait.on = 0;
+    if (ui->n_models == 1)
+        pps__tui_model_page_cancel(&ui->models[0]);
 }
 
 static void do_next_iter(struct pps_tui *ui)
@@ -430,9 +474,12 @@ int pps_tui_key(struct pps_tui *ui, int key)
     for (const struct pps_tui_keydef *k = keytab; k->fn; k++)
         for (int i = 0; i < 4 && k->keys[i]; i++)
             if (k->keys[i] == key) {
-                ui->refit = 0;        /* the user moves the view from now on */
-                ui->step_wait.on = 0; /* and a step waiting for its read is given up */
+                int64_t t0 = ui->t0, t1 = ui->t1;
+                unsigned seq = ui->step_seq;
+
+                ui->refit = 0; /* the user moves the view from now on */
                 k->fn(ui);
+                moved_since(ui, t0, t1, seq);
                 return 1;
             }
     return 0;
@@ -496,8 +543,11 @@ void pps_tui_mouse(struct pps_tui *ui, int x, int y, int event)
     ui->refit = 0;
     t = ui->t0 + (int64_t)((double)(ui->t1 - ui->t0) * ((double)(x - l->bars_x) + 0.5) / l->bars_w);
     if (event == PPS_TUI_MOUSE_WHEEL_UP || event == PPS_TUI_MOUSE_WHEEL_DOWN) {
+        int64_t t0 = ui->t0, t1 = ui->t1;
+
         ui->message[0] = '\0';
         pps__tui_zoom(ui, event == PPS_TUI_MOUSE_WHEEL_UP ? 0.5 : 2.0, t);
+        moved_since(ui, t0, t1, ui->step_seq);
         return;
     }
     if (y >= l->lanes_a.y && y < l->lanes_a.y + l->lanes_a.h) {

@@ -413,12 +413,19 @@ int pps__tui_model_page(struct pps_tui_model *m, int anchor, int dir, struct pps
     /* On the screen (progressive), nothing is read here, so that no frame waits for it: the
      * first step on a thread, whose taking starts the second (pps__tui_model_grow_take()). A
      * read under way that is not this page's first step is given up: the view moves on. */
+    if (!pps_run_finished(m->run))
+        return 0; /* a live run: read_pick() reads none */
     if (m->progressive && !m->no_summary && m->max_spans && keep < m->max_spans / 2) {
-        if (m->grow && m->grow->first && m->grow->anchor == anchor && m->grow->dir == dir)
+        struct pps__tui_grow_job *was = m->grow;
+
+        if (was && was->first && was->anchor == anchor && was->dir == dir)
             return 2;
-        grow_free(m->grow);
         m->grow = NULL;
-        return start_read(m, anchor, dir, keep) == 0 ? 2 : 0;
+        if (start_read(m, anchor, dir, keep) == 0) {
+            grow_free(was);
+            return 2;
+        }
+        m->grow = was; /* no thread: read here, as a view not on the screen does */
     }
     /* A page asked for while the second step of the last read is under way: that first, and
      * where it holds an iteration past anchor in dir, nothing more to read. From here on the
@@ -445,6 +452,14 @@ int pps__tui_model_page(struct pps_tui_model *m, int anchor, int dir, struct pps
     if (keep < m->max_spans / 2)
         start_grow(m, anchor, dir); /* the whole page, as the open's second step */
     return 1;
+}
+
+void pps__tui_model_page_cancel(struct pps_tui_model *m)
+{
+    if (m->grow && m->grow->first) {
+        grow_free(m->grow);
+        m->grow = NULL;
+    }
 }
 
 /* What one load reads at a time where spans are kept within max_spans: a quarter of them. */

@@ -344,6 +344,7 @@ enum { PPS__TUI_MOVE_STEP, PPS__TUI_MOVE_HOME, PPS__TUI_MOVE_END };
 struct pps__tui_step_wait {
     int on, kind, label, dir;
     int64_t from_t0;
+    int more; /* steps asked for again meanwhile, made with it */
 };
 
 /* The state of a view. Caller-held: pps_tui_init, pps_tui_open, ..., pps_tui_release. */
@@ -368,6 +369,7 @@ struct pps_tui {
     int refit;         /* fit all again as a progressive open brings rows, until a key moves */
     int critpath;      /* highlight the critical path: its ops bold, every other op dimmed */
     struct pps__tui_step_wait step_wait;
+    unsigned step_seq; /* raised each time a move starts waiting */
 
     struct pps_tui_layout layout; /* of the last frame drawn */
 };

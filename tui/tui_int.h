@@ -34,6 +34,9 @@ int pps__tui_model_page(struct pps_tui_model *m, int anchor, int dir, struct pps
  * there), or it read nothing (the files changed, or nothing lies in the page's direction: the
  * model stays as it is); < 0 its error. */
 int pps__tui_model_grow_take(struct pps_tui_model *m, int wait, struct pps_err *err);
+/* Gives up a page's first step under way (the move it was for was given up): m keeps what it
+ * holds. A second step under way goes on. */
+void pps__tui_model_page_cancel(struct pps_tui_model *m);
 /* The rows a load reads at a time where spans are kept within max_spans (a quarter of them). */
 size_t pps__tui_chunk_of(size_t max_spans);
 /* Reads what was added to m's run since it was loaded or last updated (when its files' signature
