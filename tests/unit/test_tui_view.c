@@ -645,6 +645,26 @@ static void test_view_progressive_open_ends_as_once(void)
     pps_tui_release(&ui);
 }
 
+/* Keeps path's summary, as `ppscope report` does; a --max-spans that holds half its spans. */
+static size_t keep_summary(const char *path)
+{
+    struct pps_run *run = NULL;
+    struct pps_report *rep = NULL;
+    struct pps_err err = {0, ""};
+    void *data = NULL;
+    size_t len = 0, max;
+
+    CHECK(pps_run_load(path, &run, &err) == 0);
+    CHECK(run && pps_analysis_report(run, &rep, &err) == 0);
+    CHECK(rep && pps_summary_encode(run, rep, NULL, &data, &len, &err) == 0);
+    CHECK(data && pps_run_summary_put(path, PPS_SUMMARY_NAME, run->stamp, data, len, &err) == 0);
+    max = run ? run->n_spans / 2 : 1000;
+    free(data);
+    pps_report_free(rep);
+    pps_run_free(run);
+    return max;
+}
+
 /* A summarised run past --max-spans, opened progressively: its first frame holds the newest
  * iterations within a sixteenth of the budget and says it is reading more ([READING]); once the
  * second step is taken it holds what --once holds (the newest within half), frame for frame.
@@ -654,24 +674,12 @@ static void test_view_progressive_open_through_the_index(void)
     struct pps_tui_opts o = {1, 0, 0.02, 0, 0, NULL};
     struct pps_tui ui, one;
     struct pps_tui_frame f;
-    struct pps_run *run = NULL;
-    struct pps_report *rep = NULL;
     struct pps_err err = {0, ""};
     const char *path = fx_sim_run(tmp, "indexed", PPS_SCHED_ZB_H1, 4, 8, 64);
     char out[64], *once = NULL;
-    size_t len = 0;
-    void *data = NULL;
     int first_small, held;
 
-    /* Its summary, as `ppscope report` keeps it. */
-    CHECK(pps_run_load(path, &run, &err) == 0);
-    CHECK(run && pps_analysis_report(run, &rep, &err) == 0);
-    CHECK(rep && pps_summary_encode(run, rep, NULL, &data, &len, &err) == 0);
-    CHECK(data && pps_run_summary_put(path, PPS_SUMMARY_NAME, run->stamp, data, len, &err) == 0);
-    o.max_spans = run ? run->n_spans / 2 : 1000;
-    free(data);
-    pps_report_free(rep);
-    pps_run_free(run);
+    o.max_spans = keep_summary(path);
 
     pps_tui_init(&ui, &o);
     CHECK(pps_tui_open_progressive(&ui, path, NULL, 16, &err) == 0);
@@ -741,23 +749,12 @@ static void test_view_step_past_the_held_waits_for_its_read(void)
 {
     struct pps_tui_opts o = {1, 0, 0.02, 0, 0, NULL};
     struct pps_tui ui, one;
-    struct pps_run *run = NULL;
-    struct pps_report *rep = NULL;
     struct pps_err err = {0, ""};
     const char *path = fx_sim_run(tmp, "stepping", PPS_SCHED_1F1B, 4, 8, 64);
-    void *data = NULL;
-    size_t len = 0;
     int held, at_ui, at_one;
     int64_t c_ui, c_one;
 
-    CHECK(pps_run_load(path, &run, &err) == 0);
-    CHECK(run && pps_analysis_report(run, &rep, &err) == 0);
-    CHECK(rep && pps_summary_encode(run, rep, NULL, &data, &len, &err) == 0);
-    CHECK(data && pps_run_summary_put(path, PPS_SUMMARY_NAME, run->stamp, data, len, &err) == 0);
-    o.max_spans = run ? run->n_spans / 2 : 1000;
-    free(data);
-    pps_report_free(rep);
-    pps_run_free(run);
+    o.max_spans = keep_summary(path);
 
     pps_tui_init(&ui, &o);
     pps_tui_init(&one, &o);
