@@ -516,4 +516,19 @@ struct pps_summary_pick {
 int pps_summary_pick(const void *buf, size_t len, size_t keep, int anchor, int dir,
                      struct pps_summary_pick *out, struct pps_err *err);
 
+/* Each iteration of a run, as its summary measured it: what a view that holds a few of them
+ * charts the whole run by (pps_summary_series). */
+struct pps_summary_series {
+    size_t n;
+    int *iter;         /* its label */
+    double *window_ns; /* its window */
+    double *bubble;    /* its bubble (0..1) */
+};
+/* The run's iterations from its summary buf into *out (n 0 where it is of another revision):
+ * the report's iters[].iter, .window_ns and .bubble of the whole run, figure for figure. 0,
+ * PPS_EFORMAT, PPS_ENOMEM (out is then empty). */
+int pps_summary_series(const void *buf, size_t len, struct pps_summary_series *out,
+                       struct pps_err *err);
+void pps_summary_series_release(struct pps_summary_series *s);
+
 #endif

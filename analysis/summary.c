@@ -981,3 +981,54 @@ out:
     pps__sum_in_release(&in);
     return rc;
 }
+
+int pps_summary_series(const void *buf, size_t len, struct pps_summary_series *out,
+                       struct pps_err *err)
+{
+    struct pps__sum_in in = {NULL, 0};
+    int64_t revision, n, *labels = NULL;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    if ((rc = pps__sum_parse(buf, len, &in, err)))
+        return rc;
+    if ((rc = get_i(&in, "revision", &revision, err)))
+        goto out;
+    n = pps__sum_count(&in, "iter.iter", 'i');
+    if (revision != PPS_SUMMARY_REVISION || n < 1)
+        goto out; /* none to chart */
+    labels = malloc((size_t)n * sizeof(*labels));
+    out->iter = malloc((size_t)n * sizeof(*out->iter));
+    out->window_ns = malloc((size_t)n * sizeof(*out->window_ns));
+    out->bubble = malloc((size_t)n * sizeof(*out->bubble));
+    if (!labels || !out->iter || !out->window_ns || !out->bubble) {
+        rc = pps_err_set(err, PPS_ENOMEM, "out of memory reading a summary");
+        goto out;
+    }
+    if ((rc = pps__sum_get_i64s(&in, "iter.iter", labels, (size_t)n, err)) ||
+        (rc = pps__sum_get_f64s(&in, "iter.window_ns", out->window_ns, (size_t)n, err)) ||
+        (rc = pps__sum_get_f64s(&in, "iter.bubble", out->bubble, (size_t)n, err)))
+        goto out;
+    for (int64_t k = 0; k < n; k++) {
+        if (labels[k] < INT32_MIN || labels[k] > INT32_MAX) {
+            rc = pps_err_set(err, PPS_EFORMAT, "a damaged summary (its iterations)");
+            goto out;
+        }
+        out->iter[k] = (int)labels[k];
+    }
+    out->n = (size_t)n;
+out:
+    free(labels);
+    pps__sum_in_release(&in);
+    if (rc || !out->n)
+        pps_summary_series_release(out);
+    return rc;
+}
+
+void pps_summary_series_release(struct pps_summary_series *s)
+{
+    free(s->iter);
+    free(s->window_ns);
+    free(s->bubble);
+    memset(s, 0, sizeof(*s));
+}

@@ -83,6 +83,7 @@ void pps__tui_model_release(struct pps_tui_model *m)
 {
     grow_free(m->grow);
     job_free(m->job);
+    pps_summary_series_release(&m->run_iters);
     free(m->path);
     pps_tui_index_free(m->index);
     pps_run_follow_free(m->follow);
@@ -215,12 +216,14 @@ static int keep_newest(struct pps_tui_model *m, int final, struct pps_err *err)
  * dropping the rest holds, at the cost of those iterations. The run's own first (last)
  * iterations come with everything before (after) them. With dir 0, only a run past max_spans
  * with older iterations to leave out. 1 when it did (*older, where not NULL: it left older
- * iterations out); 0
- * where it cannot (a live run, no summary or a damaged one, no map of its labels, files changed
- * between the reads): the caller reads whole, or stays as it is; PPS_ENOMEM.
+ * iterations out), and where series is not NULL every iteration of the run from the summary
+ * in it (left empty where it cannot be had: the charts of the whole run are extra); 0 where it
+ * cannot (a live run, no summary or a damaged one, no map of its labels, files changed between
+ * the reads): the caller reads whole, or stays as it is; PPS_ENOMEM.
  */
 static int read_pick(const char *path, size_t max_spans, size_t keep, int no_summary, int anchor,
-                     int dir, struct pps_run **out, int *older, struct pps_err *err)
+                     int dir, struct pps_run **out, int *older, struct pps_summary_series *series,
+                     struct pps_err *err)
 {
     struct pps_run *meta = NULL, *run = NULL;
     struct pps_summary_pick pk;
@@ -253,6 +256,8 @@ static int read_pick(const char *path, size_t max_spans, size_t keep, int no_sum
     *out = run;
     if (older)
         *older = pk.older;
+    if (series && pps_summary_series(data, len, series, &why) == 0 && series->n < 2)
+        pps_summary_series_release(series); /* one iteration: nothing to chart */
     run = NULL;
     rc = 1;
 out:
@@ -278,6 +283,8 @@ struct pps__tui_grow_job {
     size_t max_spans, keep;
     int anchor, dir; /* what read_pick() reads: the newest (dir 0), or a page */
     int first;       /* a page's first step (keep < max_spans / 2): its second follows */
+    int want_series; /* the model has no run_iters yet: series, read with the run */
+    struct pps_summary_series series;
     /* 1 once either the thread has ended or the UI has given the job up: whichever comes
      * second frees it (the UI joining, or the thread itself). */
     atomic_int left;
@@ -291,8 +298,8 @@ static void *grow_main(void *arg)
 {
     struct pps__tui_grow_job *j = arg;
 
-    j->r.rc =
-        read_pick(j->path, j->max_spans, j->keep, 0, j->anchor, j->dir, &j->run, NULL, &j->r.err);
+    j->r.rc = read_pick(j->path, j->max_spans, j->keep, 0, j->anchor, j->dir, &j->run, NULL,
+                        j->want_series ? &j->series : NULL, &j->r.err);
     if (j->r.rc == 1 && (j->r.rc = pps_tui_index_build(j->run, &j->index, &j->r.err)) >= 0) {
         j->r.run = j->run;
         j->r.t0 = now_s();
@@ -314,6 +321,7 @@ static void grow_release(struct pps__tui_grow_job *j)
     pps_report_free(j->r.rep);
     pps_tui_index_free(j->index);
     pps_run_free(j->run);
+    pps_summary_series_release(&j->series);
     free(j->path);
     free(j);
 }
@@ -349,6 +357,7 @@ static int start_read(struct pps_tui_model *m, int anchor, int dir, size_t keep)
     j->max_spans = m->max_spans;
     j->keep = keep;
     j->first = keep < m->max_spans / 2;
+    j->want_series = m->run_iters.n == 0;
     j->anchor = anchor;
     j->dir = dir;
     atomic_init(&j->left, 0);
@@ -392,6 +401,10 @@ int pps__tui_model_grow_take(struct pps_tui_model *m, int wait, struct pps_err *
         adopt_report(m, j->r.rep, j->r.flags, j->r.t0, j->r.t1);
         j->r.rep = NULL;
         j->r.flags = (struct pps_flag_list)PPS_FLAG_LIST_INIT;
+        if (j->series.n && !m->run_iters.n) {
+            m->run_iters = j->series;
+            memset(&j->series, 0, sizeof(j->series));
+        }
         if (j->first) {
             start_grow(m, j->anchor, j->dir); /* the whole page, as the open's second step */
             rc = 2;
@@ -437,7 +450,7 @@ int pps__tui_model_page(struct pps_tui_model *m, int anchor, int dir, struct pps
                  : m->rep->iters[m->rep->n_iters - 1].iter > anchor))
         return 1;
     if ((rc = read_pick(m->path, m->max_spans, keep, m->no_summary, anchor, dir, &run, NULL,
-                        err)) <= 0)
+                        m->run_iters.n ? NULL : &m->run_iters, err)) <= 0)
         return rc < 0 ? rc : taken > 0;
     /* A report being made reads the run it replaces. */
     if ((rc = pps__tui_model_report_take(m, 1, err)) < 0 ||
@@ -486,8 +499,10 @@ int pps__tui_model_load(struct pps_tui_model *m, const char *path, size_t first_
     }
     /* A summarised finished run: its newest iterations through the index (a progressive open:
      * fewer first, the rest on a thread). */
-    if ((rc = read_pick(path, max_spans, first_keep(m), no_summary, 0, 0, &m->run, &older, err)) <
-        0)
+    /* The whole run's iterations with them, but for the screen's first frame (its second
+     * step reads them). */
+    if ((rc = read_pick(path, max_spans, first_keep(m), no_summary, 0, 0, &m->run, &older,
+                        m->progressive ? NULL : &m->run_iters, err)) < 0)
         goto fail;
     if (rc == 1) {
         m->windowed = 1;

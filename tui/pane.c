@@ -416,6 +416,27 @@ static void draw_chart(struct pps_tui_frame *f, int x, int y, int w, const char 
     }
 }
 
+/* Where the view holds part of a finished run: the bubble and the window of every iteration of
+ * the run, from its summary (the model's run_iters), below the charts of what is held (as rows
+ * are left: they never push those out). */
+static void draw_run_charts(const struct pps_tui_model *m, struct pps_tui_frame *f, int x, int *y,
+                            int end, int w)
+{
+    const struct pps_summary_series *all = &m->run_iters;
+    double *pct;
+
+    if (all->n <= (size_t)(m->rep ? m->rep->n_iters : 0) || all->n > INT32_MAX)
+        return;
+    if (*y < end && (pct = malloc(all->n * sizeof(*pct)))) {
+        for (size_t i = 0; i < all->n; i++)
+            pct[i] = 100 * all->bubble[i];
+        draw_chart(f, x, (*y)++, w, "bubble % (run)", pct, (int)all->n, 0);
+        free(pct);
+    }
+    if (*y < end)
+        draw_chart(f, x, (*y)++, w, "window (run)", all->window_ns, (int)all->n, 1);
+}
+
 static void draw_flags(struct pps_tui *ui, struct pps_tui_frame *f, struct pps_tui_rect r)
 {
     const struct pps_tui_model *m = &ui->models[pane_model(ui)];
@@ -474,6 +495,7 @@ static void draw_flags(struct pps_tui *ui, struct pps_tui_frame *f, struct pps_t
         draw_chart(f, r.x + 1, y++, r.w - 2, label, pw, rep->n_iters, 0);
         free(pw);
     }
+    draw_run_charts(m, f, r.x + 1, &y, end, r.w - 2);
     free(times);
     free(loss);
 }

@@ -322,6 +322,9 @@ struct pps_tui_model {
     /* The second step of a progressive open through the index (model.c): the newest iterations
      * within max_spans / 2 being read on a thread, taken by pps__tui_model_grow_take(). */
     struct pps__tui_grow_job *grow;
+    /* Every iteration of a finished run held in part, from its summary (the whole run's charts
+     * beside those of what is held); n 0 where it holds all, or has no summary. */
+    struct pps_summary_series run_iters;
     int progressive; /* opened for the screen (not --once): its reads through the index, pages
                         too, come in those two steps */
 };

@@ -32,6 +32,11 @@ same_frames() {
                 grep -q "read whole" "$T/whole.err"; then ok; else
                 fail "$what: not read as asked: $(cat "$T/index.err" "$T/whole.err")"
             fi
+            # The charts of the whole run (from its summary) beside those of what is held: a
+            # view read whole without its summary has rows left blank there.
+            perl -CSD -pi -e 's/(?:bubble %|window) +\(run\) +\S+ \S*/" " x length($&)/ge;
+                s/ +$//' "$T/index.txt"
+            sed -i -E 's/ +$//' "$T/whole.txt"
             if cmp -s "$T/index.txt" "$T/whole.txt"; then ok; else
                 fail "$what, $size, keys '$keys': the frames differ:
 $(diff "$T/whole.txt" "$T/index.txt" | head -n 12)"

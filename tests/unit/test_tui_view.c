@@ -845,6 +845,66 @@ static void test_view_step_past_the_held_waits_for_its_read(void)
     pps_tui_release(&ui);
 }
 
+/* A view that holds part of a summarised run charts the whole run too: every iteration's
+ * bubble and window from the summary, figure for figure those of the run's own report, beside
+ * the held iterations' charts; on the screen they come with the second step. */
+static void test_view_charts_the_whole_run_it_holds_part_of(void)
+{
+    struct pps_tui_opts o = {1, 0, 0.02, 0, 0, NULL};
+    const char *path = fx_sim_run(tmp, "charted", PPS_SCHED_ZB_H1, 4, 8, 64);
+    struct pps_run *run = NULL;
+    struct pps_report *rep = NULL;
+    struct pps_err err = {0, ""};
+    struct pps_tui ui, screen;
+    struct pps_tui_frame f;
+    const struct pps_summary_series *all;
+    double lo = 1e300, hi = -1e300;
+    char want[64];
+
+    o.max_spans = keep_summary(path);
+    CHECK(pps_run_load(path, &run, &err) == 0);
+    CHECK(run && pps_analysis_report(run, &rep, &err) == 0);
+    pps_tui_init(&ui, &o);
+    CHECK(pps_tui_open(&ui, path, NULL, &err) == 0);
+    all = &ui.models[0].run_iters;
+    CHECK(rep && ui.models[0].rep && ui.models[0].rep->n_iters < rep->n_iters);
+    CHECK_EQ_INT((int)all->n, rep ? rep->n_iters : -1);
+    for (size_t i = 0; rep && i < all->n && i < (size_t)rep->n_iters; i++) {
+        CHECK_EQ_INT(all->iter[i], rep->iters[i].iter);
+        CHECK(all->window_ns[i] == rep->iters[i].window_ns);
+        CHECK(all->bubble[i] == rep->iters[i].bubble);
+        lo = 100 * rep->iters[i].bubble < lo ? 100 * rep->iters[i].bubble : lo;
+        hi = 100 * rep->iters[i].bubble > hi ? 100 * rep->iters[i].bubble : hi;
+    }
+    snprintf(want, sizeof(want), "bubble %% (run)  %.4g..%.4g ", lo, hi);
+    CHECK(pps_tui_frame_init(&f, 120, 40) == 0);
+    ui.pane = PPS_TUI_PANE_FLAGS;
+    pps_tui_draw(&ui, &f);
+    CHECK_STR_CONTAINS(frame_text(&f, 1), want);
+    CHECK_STR_CONTAINS(frame_text(&f, 1), "window (run)");
+
+    /* On the screen: not in the first step (its frame reads no more than it must), then in. */
+    pps_tui_init(&screen, &o);
+    CHECK(pps_tui_open_progressive(&screen, path, NULL, 16, &err) == 0);
+    CHECK_EQ_INT((int)screen.models[0].run_iters.n, 0);
+    CHECK_EQ_INT(pps__tui_model_grow_take(&screen.models[0], 1, &err), 1);
+    CHECK_EQ_INT((int)screen.models[0].run_iters.n, (int)all->n);
+    /* A run held whole has no charts of its own beside them. */
+    pps_tui_release(&screen);
+    o.max_spans = 0;
+    pps_tui_init(&screen, &o);
+    CHECK(pps_tui_open(&screen, path, NULL, &err) == 0);
+    CHECK_EQ_INT((int)screen.models[0].run_iters.n, 0);
+    screen.pane = PPS_TUI_PANE_FLAGS;
+    pps_tui_draw(&screen, &f);
+    CHECK(!strstr(frame_text(&f, 1), "(run)"));
+    pps_tui_release(&screen);
+    pps_tui_frame_release(&f);
+    pps_tui_release(&ui);
+    pps_report_free(rep);
+    pps_run_free(run);
+}
+
 /* ---- A/B ------------------------------------------------------------------------------------ */
 
 static void test_view_ab_aligned_by_iteration(void)
@@ -931,6 +991,7 @@ static const struct test_case cases[] = {
     TEST(test_view_progressive_open_ends_as_once),
     TEST(test_view_progressive_open_through_the_index),
     TEST(test_view_step_past_the_held_waits_for_its_read),
+    TEST(test_view_charts_the_whole_run_it_holds_part_of),
     TEST(test_view_ab_aligned_by_iteration),
     TEST(test_once_writes_the_frame),
     {NULL, NULL},
