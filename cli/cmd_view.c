@@ -38,7 +38,8 @@ static const char usage_text[] =
     "                    past it, the oldest whole iterations are dropped, and the view says\n"
     "                    which iterations it holds; 0 keeps all. A finished run that\n"
     "                    'ppscope report' has summarised is opened by those iterations\n"
-    "                    alone, read through the index\n"
+    "                    alone, read through the index (p and n past them, g and\n"
+    "                    G, read the others the same way)\n"
     "  --no-summary      read every run whole, summarised or not\n"
     "  -v, --verbose     with --once: say on stderr how each run was read\n"
     "  -h, --help        show this help\n";
