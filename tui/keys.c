@@ -14,6 +14,34 @@ static int64_t centre(const struct pps_tui *ui)
     return ui->t0 + (ui->t1 - ui->t0) / 2;
 }
 
+/* A move waiting for its read is given up, with the page's first step it waits for: what the
+ * user did since is not undone when the read comes in. A second step under way goes on. */
+static void give_up_wait(struct pps_tui *ui)
+{
+    if (!ui->step_wait.on)
+        return;
+    ui->step_wait.on = 0;
+    if (ui->n_models == 1)
+        pps__tui_model_page_cancel(&ui->models[0]);
+}
+
+/* Where nothing lies past what is held in dir: the run's own first or last iteration, or one
+ * that cannot be read (A/B, no summary of the run as it is, a live run). */
+static void say_none(struct pps_tui *ui, int dir)
+{
+    const struct pps_run *run = ui->models[0].run;
+    int edge = dir < 0 ? run->first_iter <= 0 : run->end_iter <= 0;
+
+    if (edge)
+        pps__tui_say(ui, "no %s iteration", dir > 0 ? "later" : "earlier");
+    else if (ui->n_models != 1)
+        pps__tui_say(ui, "no %s iteration held (A/B reads no others)",
+                     dir > 0 ? "later" : "earlier");
+    else
+        pps__tui_say(ui, "no %s iteration held: the run's others cannot be read through the index",
+                     dir > 0 ? "later" : "earlier");
+}
+
 static void do_quit(struct pps_tui *ui)
 {
     ui->quit = 1;
@@ -85,8 +113,9 @@ static void home_held(struct pps_tui *ui)
 }
 
 /* A jump (g, G) whose read through the index (rc, its error in err) changed the model: onto the
- * start or the end of what is held now. */
-static void jumped(struct pps_tui *ui, int kind, int rc, const struct pps_err *err)
+ * start or the end of what is held now, as wide as the view was when the key came (width; what
+ * a first step holds may have narrowed it). */
+static void jumped(struct pps_tui *ui, int kind, int rc, const struct pps_err *err, int64_t width)
 {
     ui->sel.valid = 0;
     pps__tui_updated(ui, 0, NULL);
@@ -96,6 +125,8 @@ static void jumped(struct pps_tui *ui, int kind, int rc, const struct pps_err *e
     }
     pps__tui_say_read(ui, 0);
     ui->follow = 0;
+    if (width > 0)
+        pps__tui_set_range(ui, ui->t0, ui->t0 + width);
     if (kind == PPS__TUI_MOVE_END)
         pps__tui_follow(ui);
     else
@@ -119,24 +150,29 @@ static int jump(struct pps_tui *ui, int kind)
     if (rc == 2) {
         pps__tui_say(ui, "reading the run's %s iterations through the index",
                      end ? "last" : "first");
-        ui->step_wait = (struct pps__tui_step_wait){1, kind, 0, 0, 0, 0};
+        ui->step_wait = (struct pps__tui_step_wait){1, kind, 0, 0, ui->t1 - ui->t0, 0};
         ui->step_seq++;
         return 1;
     }
-    jumped(ui, kind, rc, &err);
+    jumped(ui, kind, rc, &err, 0);
     return 1;
 }
 
+/* g and G mean where they go: one with nothing to read gives up a move waiting for its read. */
 static void do_home(struct pps_tui *ui)
 {
-    if (!jump(ui, PPS__TUI_MOVE_HOME))
+    if (!jump(ui, PPS__TUI_MOVE_HOME)) {
+        give_up_wait(ui);
         home_held(ui);
+    }
 }
 
 static void do_end(struct pps_tui *ui)
 {
-    if (!jump(ui, PPS__TUI_MOVE_END))
+    if (!jump(ui, PPS__TUI_MOVE_END)) {
+        give_up_wait(ui);
         pps__tui_follow(ui);
+    }
 }
 
 /* Past the iterations held of a finished run (--max-spans dropped the others): the next ones
@@ -214,11 +250,20 @@ static void step_iter(struct pps_tui *ui, int dir)
     int it = pps__tui_iter_at(ui, 0, centre(ui)), to = it + dir;
     int64_t base = ui->models[0].run->t_min, c = base + centre(ui), from_t0;
 
-    /* Again while a step the same way waits for its read: one more step once it is in. */
-    if (ui->step_wait.on && ui->step_wait.kind == PPS__TUI_MOVE_STEP && ui->step_wait.dir == dir) {
-        ui->step_wait.more++;
-        pps__tui_say(ui, "reading the iterations %s %d through the index (%d steps to make)",
-                     dir < 0 ? "before" : "after", ui->step_wait.label, ui->step_wait.more + 1);
+    /* Again while a step the same way waits for its read: one more step once it is in; the
+     * other way, one step fewer (none left: the move and its read are given up). */
+    if (ui->step_wait.on && ui->step_wait.kind == PPS__TUI_MOVE_STEP) {
+        if (ui->step_wait.dir == dir)
+            ui->step_wait.more++;
+        else if (ui->step_wait.more > 0)
+            ui->step_wait.more--;
+        else {
+            give_up_wait(ui);
+            return;
+        }
+        pps__tui_say(ui, "reading the iterations %s %d through the index (%d step%s to make)",
+                     ui->step_wait.dir < 0 ? "before" : "after", ui->step_wait.label,
+                     ui->step_wait.more + 1, ui->step_wait.more ? "s" : "");
         return;
     }
 
@@ -238,7 +283,7 @@ static void step_iter(struct pps_tui *ui, int dir)
         /* Beyond what is held: the next iterations read, and the same move onto them. */
         if ((to = page(ui, rep->iters[it].iter, dir)) < 0) {
             if (to == -1)
-                pps__tui_say(ui, "no %s iteration", dir > 0 ? "later" : "earlier");
+                say_none(ui, dir);
             if (to == -3) {
                 ui->step_wait = (struct pps__tui_step_wait){1, PPS__TUI_MOVE_STEP,
                                                             rep->iters[it].iter, dir, from_t0, 0};
@@ -263,7 +308,12 @@ void pps__tui_step_taken(struct pps_tui *ui, int rc, const struct pps_err *err)
         int end = w.kind == PPS__TUI_MOVE_END;
 
         if (rc != 0) {
-            jumped(ui, w.kind, rc, err);
+            jumped(ui, w.kind, rc, err, w.from_t0);
+            /* A first step: the same again once the second is in (what it holds is wider). */
+            if (rc == 2 && ui->models[0].grow) {
+                ui->step_wait = w;
+                ui->step_seq++;
+            }
             return;
         }
         /* Nothing read (no summary of the run as it is now, or no map of its labels). */
@@ -276,12 +326,12 @@ void pps__tui_step_taken(struct pps_tui *ui, int rc, const struct pps_err *err)
         return;
     }
     if (rc == 0) {
-        pps__tui_say(ui, "no %s iteration", w.dir > 0 ? "later" : "earlier");
+        say_none(ui, w.dir);
         return;
     }
     if ((to = page_onto(ui, w.label, w.dir, rc, err)) < 0) {
         if (to == -1)
-            pps__tui_say(ui, "no %s iteration", w.dir > 0 ? "later" : "earlier");
+            say_none(ui, w.dir);
         return;
     }
     /* The steps asked for again meanwhile, as far as what is held now goes; those beyond it wait
@@ -293,10 +343,13 @@ void pps__tui_step_taken(struct pps_tui *ui, int rc, const struct pps_err *err)
         to = want < 0 ? 0 : want >= rep->n_iters ? rep->n_iters - 1 : want;
         left = want > to ? want - to : to - want;
         step_onto(ui, -1, to, w.from_t0, w.dir);
-        if (left > 0 && ui->models[0].grow) {
+        /* Steps left: after the second step, where one is under way, else from a new page. */
+        if (left > 0 && (ui->models[0].grow || page(ui, rep->iters[to].iter, w.dir) == -3)) {
             ui->step_wait = (struct pps__tui_step_wait){
                 1, PPS__TUI_MOVE_STEP, rep->iters[to].iter, w.dir, rep->iters[to].t0, left - 1};
             ui->step_seq++;
+        } else if (left > 0) {
+            say_none(ui, w.dir);
         }
     }
 }
@@ -306,11 +359,8 @@ void pps__tui_step_taken(struct pps_tui *ui, int rc, const struct pps_err *err)
  * no new move waits: what the user did is not undone when the read comes in. */
 static void moved_since(struct pps_tui *ui, int64_t t0, int64_t t1, unsigned seq)
 {
-    if (!ui->step_wait.on || ui->step_seq != seq || (ui->t0 == t0 && ui->t1 == t1))
-        return;
-    ui->step_wait.on = 0;
-    if (ui->n_models == 1)
-        pps__tui_model_page_cancel(&ui->models[0]);
+    if (ui->step_wait.on && ui->step_seq == seq && (ui->t0 != t0 || ui->t1 != t1))
+        give_up_wait(ui);
 }
 
 static void do_next_iter(struct pps_tui *ui)
@@ -459,6 +509,21 @@ static const struct pps_tui_keydef keytab[] = {
     {{0}, NULL, NULL, NULL, NULL},
 };
 
+/* The keys that leave a move waiting for its read as it is: those that do not move the view,
+ * and the steps and jumps, which decide themselves (step_iter(), do_home(), do_end()). */
+static int keeps_wait(void (*fn)(struct pps_tui *))
+{
+    static void (*const keep[])(struct pps_tui *) = {
+        do_critpath, do_help,      do_lane_down,  do_lane_up, do_next_op,   do_pane, do_pause,
+        do_prev_op,  do_quit,      do_select,     do_unselect, do_next_iter, do_prev_iter,
+        do_home,     do_end,
+    };
+    for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
+        if (keep[i] == fn)
+            return 1;
+    return 0;
+}
+
 const struct pps_tui_keydef *pps_tui_keytab(void)
 {
     return keytab;
@@ -478,6 +543,10 @@ int pps_tui_key(struct pps_tui *ui, int key)
                 unsigned seq = ui->step_seq;
 
                 ui->refit = 0; /* the user moves the view from now on */
+                /* A key that goes somewhere of its own (a pan, a zoom, a fit, follow) gives up
+                 * a move waiting for its read, even where it has nowhere to go. */
+                if (!keeps_wait(k->fn))
+                    give_up_wait(ui);
                 k->fn(ui);
                 moved_since(ui, t0, t1, seq);
                 return 1;

@@ -845,6 +845,68 @@ static void test_view_step_past_the_held_waits_for_its_read(void)
     pps_tui_release(&ui);
 }
 
+/* g on a wide view: where the first step's few iterations narrowed it, the second gives it its
+ * width back, and the view stands where one read in one step stands; G with nothing to read,
+ * and p then n, give up what waits (nothing of it comes in later). */
+static void test_view_jump_keeps_its_width_and_gives_way(void)
+{
+    struct pps_tui_opts o = {1, 0, 0.02, 0, 0, NULL};
+    const char *path = fx_sim_run(tmp, "jumping", PPS_SCHED_1F1B, 4, 8, 64);
+    struct pps_err err = {0, ""};
+    struct pps_tui ui, one;
+    int held, at;
+    int64_t t0, t1;
+
+    o.max_spans = keep_summary(path);
+    pps_tui_init(&ui, &o);
+    pps_tui_init(&one, &o);
+    CHECK(pps_tui_open_progressive(&ui, path, NULL, 16, &err) == 0);
+    CHECK(pps_tui_open(&one, path, NULL, &err) == 0);
+    CHECK_EQ_INT(pps__tui_model_grow_take(&ui.models[0], 1, &err), 1);
+    pps__tui_updated(&ui, 0, NULL);
+    CHECK(pps_tui_key(&ui, 'a') == 1 && pps_tui_key(&one, 'a') == 1);
+    CHECK(ui.t1 - ui.t0 == one.t1 - one.t0);
+    CHECK(pps_tui_key(&ui, 'g') == 1 && pps_tui_key(&one, 'g') == 1);
+    CHECK_EQ_INT(one.models[0].run->first_iter, 0);
+    CHECK_EQ_INT(pps__tui_model_grow_take(&ui.models[0], 1, &err), 2);
+    pps__tui_step_taken(&ui, 2, &err);
+    CHECK(ui.step_wait.on); /* the jump again, with the second step */
+    CHECK_EQ_INT(pps__tui_model_grow_take(&ui.models[0], 1, &err), 1);
+    pps__tui_step_taken(&ui, 1, &err);
+    CHECK(!ui.step_wait.on);
+    CHECK(ui.t0 == one.t0 && ui.t1 == one.t1);
+
+    /* G at once: the newest are not held, so it reads; g then G where G has nothing to read
+     * (the newest held, the view at the end) gives g's read up. */
+    CHECK(pps_tui_key(&ui, 'G') == 1);
+    CHECK(ui.step_wait.on);
+    CHECK_EQ_INT(pps__tui_model_grow_take(&ui.models[0], 1, &err), 2);
+    pps__tui_step_taken(&ui, 2, &err);
+    CHECK_EQ_INT(pps__tui_model_grow_take(&ui.models[0], 1, &err), 1);
+    pps__tui_step_taken(&ui, 1, &err);
+    CHECK_EQ_INT(ui.models[0].run->end_iter, 0);
+    t0 = ui.t0;
+    t1 = ui.t1;
+    CHECK(pps_tui_key(&ui, 'g') == 1 && ui.step_wait.on);
+    CHECK(pps_tui_key(&ui, 'G') == 1);
+    CHECK(!ui.step_wait.on && ui.models[0].grow == NULL);
+    CHECK(ui.t0 == t0 && ui.t1 == t1);
+    CHECK_EQ_INT(ui.models[0].run->end_iter, 0);
+
+    /* p then n at the first held: nothing moves, nothing is read. */
+    pps__tui_fit_iter(&ui, 0);
+    held = ui.models[0].run->first_iter;
+    t0 = ui.t0;
+    CHECK(pps_tui_key(&ui, 'p') == 1 && ui.step_wait.on);
+    CHECK(pps_tui_key(&ui, 'n') == 1);
+    CHECK(!ui.step_wait.on && ui.models[0].grow == NULL);
+    CHECK(ui.t0 == t0);
+    view_centre(&ui, &at);
+    CHECK_EQ_INT(at, held);
+    pps_tui_release(&one);
+    pps_tui_release(&ui);
+}
+
 /* A view that holds part of a summarised run charts the whole run too: every iteration's
  * bubble and window from the summary, figure for figure those of the run's own report, beside
  * the held iterations' charts; on the screen they come with the second step. */
@@ -992,6 +1054,7 @@ static const struct test_case cases[] = {
     TEST(test_view_progressive_open_through_the_index),
     TEST(test_view_step_past_the_held_waits_for_its_read),
     TEST(test_view_charts_the_whole_run_it_holds_part_of),
+    TEST(test_view_jump_keeps_its_width_and_gives_way),
     TEST(test_view_ab_aligned_by_iteration),
     TEST(test_once_writes_the_frame),
     {NULL, NULL},
