@@ -731,6 +731,22 @@ static void test_view_progressive_open_through_the_index(void)
     pps_tui_release(&ui);
 }
 
+/* path summarised, opened twice within half its spans: for the screen (ui, its second step
+ * taken) and in one step (one). */
+static void open_pair(const char *path, struct pps_tui_opts *o, struct pps_tui *ui,
+                      struct pps_tui *one)
+{
+    struct pps_err err = {0, ""};
+
+    o->max_spans = keep_summary(path);
+    pps_tui_init(ui, o);
+    pps_tui_init(one, o);
+    CHECK(pps_tui_open_progressive(ui, path, NULL, 16, &err) == 0);
+    CHECK(pps_tui_open(one, path, NULL, &err) == 0);
+    CHECK_EQ_INT(pps__tui_model_grow_take(&ui->models[0], 1, &err), 1);
+    pps__tui_updated(ui, 0, NULL);
+}
+
 /* Where the centre of ui's view is, on rank 0's clock, and the label of the iteration there. */
 static int64_t view_centre(const struct pps_tui *ui, int *label)
 {
@@ -754,14 +770,7 @@ static void test_view_step_past_the_held_waits_for_its_read(void)
     int held, at_ui, at_one;
     int64_t c_ui, c_one;
 
-    o.max_spans = keep_summary(path);
-
-    pps_tui_init(&ui, &o);
-    pps_tui_init(&one, &o);
-    CHECK(pps_tui_open_progressive(&ui, path, NULL, 16, &err) == 0);
-    CHECK(pps_tui_open(&one, path, NULL, &err) == 0);
-    CHECK_EQ_INT(pps__tui_model_grow_take(&ui.models[0], 1, &err), 1);
-    pps__tui_updated(&ui, 0, NULL);
+    open_pair(path, &o, &ui, &one);
     held = ui.models[0].run->first_iter;
     CHECK(held > 0);
     CHECK_EQ_INT(one.models[0].run->first_iter, held);
@@ -857,13 +866,7 @@ static void test_view_jump_keeps_its_width_and_gives_way(void)
     int held, at;
     int64_t t0, t1;
 
-    o.max_spans = keep_summary(path);
-    pps_tui_init(&ui, &o);
-    pps_tui_init(&one, &o);
-    CHECK(pps_tui_open_progressive(&ui, path, NULL, 16, &err) == 0);
-    CHECK(pps_tui_open(&one, path, NULL, &err) == 0);
-    CHECK_EQ_INT(pps__tui_model_grow_take(&ui.models[0], 1, &err), 1);
-    pps__tui_updated(&ui, 0, NULL);
+    open_pair(path, &o, &ui, &one);
     CHECK(pps_tui_key(&ui, 'a') == 1 && pps_tui_key(&one, 'a') == 1);
     CHECK(ui.t1 - ui.t0 == one.t1 - one.t0);
     CHECK(pps_tui_key(&ui, 'g') == 1 && pps_tui_key(&one, 'g') == 1);
