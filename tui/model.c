@@ -438,7 +438,10 @@ int pps__tui_model_page(struct pps_tui_model *m, int anchor, int dir, struct pps
             grow_free(was);
             return 2;
         }
-        m->grow = was; /* no thread: read here, as a view not on the screen does */
+        /* No thread: the whole page here, as a view not on the screen reads it (a first step
+         * here would have no second). */
+        m->grow = was;
+        keep = m->max_spans / 2;
     }
     /* A page asked for while the second step of the last read is under way: that first, and
      * where it holds an iteration past anchor in dir, nothing more to read. From here on the
