@@ -503,6 +503,14 @@ struct pps_summary_pick {
     int newer;      /* and above the last chosen */
     int n_iters;    /* the run's highest label + 1 (pps_run.n_iters of the whole run) */
 };
+/* Each iteration of a run, as its summary measured it: what a view that holds a few of them
+ * charts the whole run by (pps_summary_pick's series). */
+struct pps_summary_series {
+    size_t n;
+    int *iter;         /* its label */
+    double *window_ns; /* its window */
+    double *bubble;    /* its bubble (0..1) */
+};
 /*
  * From the summary buf of a run: whole iterations whose labelled spans number at most keep (one
  * at least), and where their spans lie. dir 0: the newest, as pps_run_keep_iter() chooses them
@@ -511,24 +519,14 @@ struct pps_summary_pick {
  * ending at anchor (or the label below it), dir 1: those from anchor on (or the label above
  * it), with one more than the anchor's at least where there is one, whatever keep says. Read [t0, t1] through the index and drop the rest (pps_run_drop_before, _from) to hold
  * them. 0; 1 where the summary has no map of its labels (read the run whole); PPS_EFORMAT,
- * PPS_ENOMEM.
+ * PPS_ENOMEM. Where series is not NULL, on 0 it holds every iteration of the run: the
+ * report's iters[].iter, .window_ns and .bubble of the whole run (empty where it cannot: it only
+ * charts).
  */
 int pps_summary_pick(const void *buf, size_t len, size_t keep, int anchor, int dir,
-                     struct pps_summary_pick *out, struct pps_err *err);
-
-/* Each iteration of a run, as its summary measured it: what a view that holds a few of them
- * charts the whole run by (pps_summary_series). */
-struct pps_summary_series {
-    size_t n;
-    int *iter;         /* its label */
-    double *window_ns; /* its window */
-    double *bubble;    /* its bubble (0..1) */
-};
-/* The run's iterations from its summary buf into *out (n 0 where it is of another revision):
- * the report's iters[].iter, .window_ns and .bubble of the whole run, figure for figure. 0,
- * PPS_EFORMAT, PPS_ENOMEM (out is then empty). */
-int pps_summary_series(const void *buf, size_t len, struct pps_summary_series *out,
-                       struct pps_err *err);
+                     struct pps_summary_pick *out, struct pps_summary_series *series,
+                     struct pps_err *err);
+/* Frees a series from pps_summary_pick(); it is empty again. */
 void pps_summary_series_release(struct pps_summary_series *s);
 
 #endif

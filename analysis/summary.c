@@ -903,8 +903,12 @@ out:
     return rc;
 }
 
+static int series_of(const struct pps__sum_in *in, struct pps_summary_series *out,
+                     struct pps_err *err);
+
 int pps_summary_pick(const void *buf, size_t len, size_t keep, int anchor, int dir,
-                     struct pps_summary_pick *out, struct pps_err *err)
+                     struct pps_summary_pick *out, struct pps_summary_series *series,
+                     struct pps_err *err)
 {
     struct pps__sum_in in = {NULL, 0};
     int64_t revision, total, n, *v[4] = {NULL, NULL, NULL, NULL};
@@ -914,6 +918,8 @@ int pps_summary_pick(const void *buf, size_t len, size_t keep, int anchor, int d
     int rc;
 
     memset(out, 0, sizeof(*out));
+    if (series)
+        memset(series, 0, sizeof(*series));
     if ((rc = pps__sum_parse(buf, len, &in, err)))
         return rc;
     if ((rc = get_i(&in, "revision", &revision, err)) ||
@@ -974,7 +980,13 @@ int pps_summary_pick(const void *buf, size_t len, size_t keep, int anchor, int d
     out->older = lo > 0;
     out->newer = hi + 1 < (size_t)n;
     out->n_iters = (int)v[0][n - 1] + 1;
+    /* The whole run's iterations from the same parse, where asked for (left empty on failure:
+     * they only chart). */
     rc = 0;
+    if (series) {
+        struct pps_err ignored = {0, ""};
+        series_of(&in, series, &ignored);
+    }
 out:
     for (int f = 0; f < 4; f++)
         free(v[f]);
@@ -982,21 +994,17 @@ out:
     return rc;
 }
 
-int pps_summary_series(const void *buf, size_t len, struct pps_summary_series *out,
-                       struct pps_err *err)
+/* The run's iterations from the parsed summary in into *out (n 0 where it has none): the
+ * report's iters[].iter, .window_ns and .bubble of the whole run, figure for figure. */
+static int series_of(const struct pps__sum_in *in, struct pps_summary_series *out,
+                     struct pps_err *err)
 {
-    struct pps__sum_in in = {NULL, 0};
-    int64_t revision, n, *labels = NULL;
-    int rc;
+    int64_t n = pps__sum_count(in, "iter.iter", 'i'), *labels = NULL;
+    int rc = 0;
 
     memset(out, 0, sizeof(*out));
-    if ((rc = pps__sum_parse(buf, len, &in, err)))
-        return rc;
-    if ((rc = get_i(&in, "revision", &revision, err)))
-        goto out;
-    n = pps__sum_count(&in, "iter.iter", 'i');
-    if (revision != PPS_SUMMARY_REVISION || n < 1)
-        goto out; /* none to chart */
+    if (n < 1)
+        return 0; /* none to chart */
     labels = malloc((size_t)n * sizeof(*labels));
     out->iter = malloc((size_t)n * sizeof(*out->iter));
     out->window_ns = malloc((size_t)n * sizeof(*out->window_ns));
@@ -1005,9 +1013,9 @@ int pps_summary_series(const void *buf, size_t len, struct pps_summary_series *o
         rc = pps_err_set(err, PPS_ENOMEM, "out of memory reading a summary");
         goto out;
     }
-    if ((rc = pps__sum_get_i64s(&in, "iter.iter", labels, (size_t)n, err)) ||
-        (rc = pps__sum_get_f64s(&in, "iter.window_ns", out->window_ns, (size_t)n, err)) ||
-        (rc = pps__sum_get_f64s(&in, "iter.bubble", out->bubble, (size_t)n, err)))
+    if ((rc = pps__sum_get_i64s(in, "iter.iter", labels, (size_t)n, err)) ||
+        (rc = pps__sum_get_f64s(in, "iter.window_ns", out->window_ns, (size_t)n, err)) ||
+        (rc = pps__sum_get_f64s(in, "iter.bubble", out->bubble, (size_t)n, err)))
         goto out;
     for (int64_t k = 0; k < n; k++) {
         if (labels[k] < INT32_MIN || labels[k] > INT32_MAX) {
@@ -1019,7 +1027,6 @@ int pps_summary_series(const void *buf, size_t len, struct pps_summary_series *o
     out->n = (size_t)n;
 out:
     free(labels);
-    pps__sum_in_release(&in);
     if (rc || !out->n)
         pps_summary_series_release(out);
     return rc;

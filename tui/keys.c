@@ -150,7 +150,7 @@ static int jump(struct pps_tui *ui, int kind)
     if (rc == 2) {
         pps__tui_say(ui, "reading the run's %s iterations through the index",
                      end ? "last" : "first");
-        ui->step_wait = (struct pps__tui_step_wait){1, kind, 0, 0, ui->t1 - ui->t0, 0};
+        ui->step_wait = (struct pps__tui_step_wait){1, kind, 0, 0, 0, 0, ui->t1 - ui->t0};
         ui->step_seq++;
         return 1;
     }
@@ -285,8 +285,8 @@ static void step_iter(struct pps_tui *ui, int dir)
             if (to == -1)
                 say_none(ui, dir);
             if (to == -3) {
-                ui->step_wait = (struct pps__tui_step_wait){1, PPS__TUI_MOVE_STEP,
-                                                            rep->iters[it].iter, dir, from_t0, 0};
+                ui->step_wait = (struct pps__tui_step_wait){
+                    1, PPS__TUI_MOVE_STEP, rep->iters[it].iter, dir, from_t0, 0, 0};
                 ui->step_seq++;
             }
             return;
@@ -308,7 +308,7 @@ void pps__tui_step_taken(struct pps_tui *ui, int rc, const struct pps_err *err)
         int end = w.kind == PPS__TUI_MOVE_END;
 
         if (rc != 0) {
-            jumped(ui, w.kind, rc, err, w.from_t0);
+            jumped(ui, w.kind, rc, err, w.width);
             /* A first step: the same again once the second is in (what it holds is wider). */
             if (rc == 2 && ui->models[0].grow) {
                 ui->step_wait = w;
@@ -321,8 +321,10 @@ void pps__tui_step_taken(struct pps_tui *ui, int rc, const struct pps_err *err)
             pps__tui_follow(ui);
         else
             home_held(ui);
-        pps__tui_say(ui, "the %s of what is held: the run's %s iterations cannot be read through "
-                     "the index", end ? "end" : "start", end ? "later" : "earlier");
+        pps__tui_say(ui,
+                     "the %s of what is held: the run's %s iterations cannot be read through "
+                     "the index",
+                     end ? "end" : "start", end ? "later" : "earlier");
         return;
     }
     if (rc == 0) {
@@ -346,7 +348,7 @@ void pps__tui_step_taken(struct pps_tui *ui, int rc, const struct pps_err *err)
         /* Steps left: after the second step, where one is under way, else from a new page. */
         if (left > 0 && (ui->models[0].grow || page(ui, rep->iters[to].iter, w.dir) == -3)) {
             ui->step_wait = (struct pps__tui_step_wait){
-                1, PPS__TUI_MOVE_STEP, rep->iters[to].iter, w.dir, rep->iters[to].t0, left - 1};
+                1, PPS__TUI_MOVE_STEP, rep->iters[to].iter, w.dir, rep->iters[to].t0, left - 1, 0};
             ui->step_seq++;
         } else if (left > 0) {
             say_none(ui, w.dir);
@@ -514,9 +516,9 @@ static const struct pps_tui_keydef keytab[] = {
 static int keeps_wait(void (*fn)(struct pps_tui *))
 {
     static void (*const keep[])(struct pps_tui *) = {
-        do_critpath, do_help,      do_lane_down,  do_lane_up, do_next_op,   do_pane, do_pause,
-        do_prev_op,  do_quit,      do_select,     do_unselect, do_next_iter, do_prev_iter,
-        do_home,     do_end,
+        do_critpath, do_help,      do_lane_down, do_lane_up, do_next_op,
+        do_pane,     do_pause,     do_prev_op,   do_quit,    do_select,
+        do_unselect, do_next_iter, do_prev_iter, do_home,    do_end,
     };
     for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
         if (keep[i] == fn)

@@ -237,7 +237,8 @@ static int read_pick(const char *path, size_t max_spans, size_t keep, int no_sum
         !pps_run_finished(meta) ||
         pps_run_summary_get(path, PPS_SUMMARY_NAME, meta->stamp, &data, &len, &why) != 1)
         goto out;
-    if ((rc = pps_summary_pick(data, len, keep, anchor, dir, &pk, &why)) != 0) {
+    /* The whole run's iterations from the same read of the summary, where asked for. */
+    if ((rc = pps_summary_pick(data, len, keep, anchor, dir, &pk, series, &why)) != 0) {
         if (rc == PPS_ENOMEM)
             *err = why;
         rc = rc == PPS_ENOMEM ? rc : 0;
@@ -256,11 +257,13 @@ static int read_pick(const char *path, size_t max_spans, size_t keep, int no_sum
     *out = run;
     if (older)
         *older = pk.older;
-    if (series && pps_summary_series(data, len, series, &why) == 0 && series->n < 2)
+    if (series && series->n < 2)
         pps_summary_series_release(series); /* one iteration: nothing to chart */
     run = NULL;
     rc = 1;
 out:
+    if (rc != 1 && series)
+        pps_summary_series_release(series); /* none where nothing was read */
     free(data);
     pps_run_free(run);
     pps_run_free(meta);
@@ -423,11 +426,11 @@ int pps__tui_model_page(struct pps_tui_model *m, int anchor, int dir, struct pps
 
     if (m->loading || !m->run)
         return 0;
+    if (!pps_run_finished(m->run))
+        return 0; /* a live run: read_pick() reads none */
     /* On the screen (progressive), nothing is read here, so that no frame waits for it: the
      * first step on a thread, whose taking starts the second (pps__tui_model_grow_take()). A
      * read under way that is not this page's first step is given up: the view moves on. */
-    if (!pps_run_finished(m->run))
-        return 0; /* a live run: read_pick() reads none */
     if (m->progressive && !m->no_summary && m->max_spans && keep < m->max_spans / 2) {
         struct pps__tui_grow_job *was = m->grow;
 

@@ -342,13 +342,13 @@ struct pps_tui_sel {
 
 /* A move past the iterations held, waiting on the screen for the first step of its read through
  * the index (keys.c): on; a step to the next or previous iteration (the iteration it steps
- * from, dir, and where that one starts: from_t0), or a jump to the run's start or end (g, G;
- * from_t0 is then the view's width when the key came). */
+ * from, dir, and where that one starts), or a jump to the run's start or end (g, G). */
 enum { PPS__TUI_MOVE_STEP, PPS__TUI_MOVE_HOME, PPS__TUI_MOVE_END };
 struct pps__tui_step_wait {
     int on, kind, label, dir;
-    int64_t from_t0;
-    int more; /* steps asked for again meanwhile, made with it */
+    int64_t from_t0; /* a step: where the iteration it steps from starts (rank 0's clock) */
+    int more;        /* a step: steps asked for again meanwhile, made with it */
+    int64_t width;   /* a jump: the view's width when the key came */
 };
 
 /* The state of a view. Caller-held: pps_tui_init, pps_tui_open, ..., pps_tui_release. */

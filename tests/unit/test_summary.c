@@ -268,7 +268,7 @@ static void test_pick_iterations(void)
     per_iter = (long)run->n_spans / 8; /* every iteration alike */
     for (size_t keep = 1; keep < run->n_spans + 5; keep += 7) {
         struct pps_summary_pick pk;
-        CHECK_EQ_INT(pps_summary_pick(bytes, len, keep, 0, 0, &pk, &err), 0);
+        CHECK_EQ_INT(pps_summary_pick(bytes, len, keep, 0, 0, &pk, NULL, &err), 0);
         if (keep < run->n_spans)
             CHECK_EQ_INT(pk.first_iter, pps_run_keep_iter(run, keep));
         CHECK_EQ_INT(pk.end_iter, 0);
@@ -278,7 +278,7 @@ static void test_pick_iterations(void)
         for (int dir = -1; dir <= 1; dir += 2)
             for (int anchor = 0; anchor < 8; anchor++) {
                 int first, last;
-                CHECK_EQ_INT(pps_summary_pick(bytes, len, keep, anchor, dir, &pk, &err), 0);
+                CHECK_EQ_INT(pps_summary_pick(bytes, len, keep, anchor, dir, &pk, NULL, &err), 0);
                 first = pk.first_iter;
                 last = pk.end_iter ? pk.end_iter - 1 : 7;
                 CHECK(dir < 0 ? last == anchor : first == anchor);
