@@ -4,8 +4,9 @@
  * to a loaded run, which stays exactly what pps_run_load() would give of the same rows.
  *
  * Reading is split in two so that a viewer can do the slow half on a thread of its own: fetch
- * reads the files into a buffer held by the follower, apply moves the buffer into the run (a copy
- * and, for the rare span that starts before the stage's last one, a merge). Each file keeps one
+ * reads the files into a buffer held by the follower, apply gives the buffer to the run as one
+ * batch of the loader's own path (run_build.h: a copy and, for the rare span that starts before
+ * the stage's last one, a merge). Each file keeps one
  * read-only connection, used inside a short read transaction per fetch, so a writer is never
  * blocked. The clock model of each rank (meta clock_offset_*) is the full loader's; when it
  * changes after spans were read with the old one (a rank writes its end offset when it closes),
@@ -15,6 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "run_build.h"
 #include "shard_check.h"
 #include "storage_int.h"
 
@@ -58,9 +60,7 @@ struct pps_run_follow {
     int reset;      /* the run must be rebuilt from what is pending */
     int fetched_ok; /* a fetch succeeded */
 
-    /* Capacities of the arrays of the run this follower fills. */
-    size_t stages_cap, *span_cap, run_metrics_cap, run_names_cap;
-    int64_t max_iter;
+    struct pps__run_build build; /* of the run this follower fills: each apply is a batch */
     int64_t total_rows; /* spans in the files at the last fetch (max rowid), for progress */
     int64_t read_rows;  /* spans read since the last reset */
 };
@@ -92,7 +92,6 @@ static void start_over(struct pps_run_follow *f)
     f->n_pending_names = 0;
     f->n_spans = f->n_metrics = 0;
     f->n_names = 0;
-    f->max_iter = -1;
     f->read_rows = 0;
     f->meta_changed = 1;
     f->reset = 1;
@@ -125,7 +124,6 @@ int pps_run_follow_open(const char *path, struct pps_run_follow **out, struct pp
         free(f);
         return oom(path, err);
     }
-    f->max_iter = -1;
     f->reset = 1; /* the first apply makes the run */
     f->meta_changed = 1;
     *out = f;
@@ -144,7 +142,7 @@ void pps_run_follow_free(struct pps_run_follow *f)
     free(f->names);
     free(f->spans);
     free(f->metrics);
-    free(f->span_cap);
+    pps__run_build_release(&f->build);
     free(f->claimed);
     free(f->path);
     free(f);
@@ -345,8 +343,6 @@ static int read_spans(struct pps_run_follow *f, struct follow_file *ff, int64_t 
             goto out;
         }
         f->spans[f->n_spans++] = s;
-        if (s.iter > f->max_iter)
-            f->max_iter = s.iter;
         ff->last_span = sqlite3_column_int64(st, 13);
         (*n_read)++;
     }
@@ -531,73 +527,15 @@ static void run_clear(struct pps_run_follow *f, struct pps_run *run)
     memset(run, 0, sizeof(*run));
     run->path = path;
     run->merged = merged;
-    f->stages_cap = f->run_metrics_cap = f->run_names_cap = 0;
-    free(f->span_cap);
-    f->span_cap = NULL;
-}
-
-static int ensure_stages(struct pps_run_follow *f, struct pps_run *run, size_t n)
-{
-    size_t old = f->stages_cap, cap2 = old;
-
-    if (n <= old)
-        return 0;
-    if (pps__grow((void **)&run->stages, &f->stages_cap, n, sizeof(*run->stages)) ||
-        pps__grow((void **)&f->span_cap, &cap2, f->stages_cap, sizeof(*f->span_cap)))
-        return -1;
-    memset(run->stages + old, 0, (f->stages_cap - old) * sizeof(*run->stages));
-    memset(f->span_cap + old, 0, (f->stages_cap - old) * sizeof(*f->span_cap));
-    return 0;
-}
-
-/*
- * Puts stage b's spans from old_n on (sorted among themselves) into order with those before:
- * they merge from the first old span that sorts after the first new one. 1 when an old span
- * moved, 0 when none did, -1 out of memory.
- */
-static int merge_tail(struct pps_stage_spans *b, size_t old_n)
-{
-    struct pps_span *tail = b->spans + old_n, *tmp;
-    size_t n_tail = b->n - old_n, lo = 0, hi = old_n, i, j, k;
-
-    if (n_tail == 0)
-        return 0;
-    if (old_n == 0 || pps__span_cmp(&b->spans[old_n - 1], &tail[0]) <= 0)
-        return 0;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (pps__span_cmp(&b->spans[mid], &tail[0]) <= 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (!(tmp = malloc((b->n - lo) * sizeof(*tmp))))
-        return -1;
-    for (i = lo, j = 0, k = 0; i < old_n || j < n_tail; k++) {
-        if (j == n_tail || (i < old_n && pps__span_cmp(&b->spans[i], &tail[j]) <= 0))
-            tmp[k] = b->spans[i++];
-        else
-            tmp[k] = tail[j++];
-    }
-    memcpy(b->spans + lo, tmp, k * sizeof(*tmp));
-    free(tmp);
-    return 1;
-}
-
-static int sorted_from(const struct pps_span *a, size_t from, size_t n)
-{
-    for (size_t k = from + 1; k < n; k++)
-        if (pps__span_cmp(&a[k - 1], &a[k]) > 0)
-            return 0;
-    return 1;
+    pps__run_build_release(&f->build);
+    pps__run_build_init(&f->build, run, 0);
 }
 
 int pps_run_follow_apply(struct pps_run_follow *f, struct pps_run **runp, size_t *n_new,
                          struct pps_err *err)
 {
     struct pps_run *run = *runp;
-    size_t *old_n = NULL;
-    int moved = 0, rc = 0, have_t;
+    int moved = 0, rc = 0;
 
     if (n_new)
         *n_new = 0;
@@ -615,6 +553,7 @@ int pps_run_follow_apply(struct pps_run_follow *f, struct pps_run **runp, size_t
         moved = 1;
         f->reset = 0;
     }
+    pps__run_build_begin(&f->build);
     if (f->meta_changed) {
         size_t n = 0, k = 0, n_ranks = 0;
         struct pps_meta_entry *meta;
@@ -655,97 +594,28 @@ int pps_run_follow_apply(struct pps_run_follow *f, struct pps_run **runp, size_t
 
     /* Names: the pending ones were given the next indices in order. */
     if (f->n_pending_names) {
-        if (pps__grow((void **)&run->names, &f->run_names_cap, run->n_names + f->n_pending_names,
-                      sizeof(*run->names)))
-            return oom(f->path, err);
-        memcpy(run->names + run->n_names, f->names, f->n_pending_names * sizeof(*f->names));
-        run->n_names += f->n_pending_names;
+        if (pps__run_build_names(&f->build, f->names, f->n_pending_names))
+            goto nomem;
         f->n_pending_names = 0;
     }
-
-    /* Spans: appended per stage, then each stage's new tail sorted and merged in. */
-    if ((size_t)run->p > (size_t)run->n_stages) {
-        if (ensure_stages(f, run, (size_t)run->p))
-            return oom(f->path, err);
-        run->n_stages = run->p;
-    }
-    if (!(old_n = calloc(f->stages_cap + 1, sizeof(*old_n))))
-        return oom(f->path, err);
-    for (int s = 0; s < run->n_stages; s++)
-        old_n[s] = run->stages[s].n;
-    have_t = run->n_spans > 0;
-    for (size_t i = 0; i < f->n_spans; i++) {
-        const struct pps_span *sp = &f->spans[i];
-        struct pps_stage_spans *b;
-
-        if ((size_t)sp->stage >= f->stages_cap) {
-            size_t old_cap = f->stages_cap;
-            size_t *o2;
-            if (ensure_stages(f, run, (size_t)sp->stage + 1) ||
-                !(o2 = realloc(old_n, (f->stages_cap + 1) * sizeof(*old_n)))) {
-                rc = oom(f->path, err);
-                goto out;
-            }
-            old_n = o2;
-            memset(old_n + old_cap, 0, (f->stages_cap + 1 - old_cap) * sizeof(*old_n));
-        }
-        if (sp->stage >= run->n_stages) {
-            for (int s = run->n_stages; s < sp->stage; s++)
-                old_n[s] = 0;
-            run->n_stages = sp->stage + 1;
-        }
-        b = &run->stages[sp->stage];
-        if (pps__grow((void **)&b->spans, &f->span_cap[sp->stage], b->n + 1, sizeof(*b->spans))) {
-            rc = oom(f->path, err);
-            goto out;
-        }
-        b->spans[b->n++] = *sp;
-        run->n_spans++;
-        if (!have_t || sp->start_ns < run->t_min)
-            run->t_min = sp->start_ns;
-        if (!have_t || sp->end_ns > run->t_max)
-            run->t_max = sp->end_ns;
-        have_t = 1;
-    }
-    for (int s = 0; s < run->n_stages; s++) {
-        struct pps_stage_spans *b = &run->stages[s];
-        int m;
-        if (b->n == old_n[s])
-            continue;
-        if (!sorted_from(b->spans, old_n[s], b->n))
-            qsort(b->spans + old_n[s], b->n - old_n[s], sizeof(*b->spans), pps__span_cmp);
-        if ((m = merge_tail(b, old_n[s])) < 0) {
-            rc = oom(f->path, err);
-            goto out;
-        }
-        moved |= m;
-    }
+    /* Spans and metrics: the loader's batch, appended to what the run holds. */
+    if (run->p > 0 && pps__run_build_stages(&f->build, (size_t)run->p))
+        goto nomem;
+    for (size_t i = 0; i < f->n_spans; i++)
+        if (pps__run_build_span(&f->build, &f->spans[i]))
+            goto nomem;
+    if (pps__run_build_metrics(&f->build, f->metrics, f->n_metrics))
+        goto nomem;
     if (n_new)
         *n_new = f->n_spans;
-    f->n_spans = 0;
-    run->n_iters = (int)(f->max_iter + 1);
-
-    /* Metrics: appended; sorted again only when the new ones do not all come after. */
-    if (f->n_metrics) {
-        size_t from = run->n_metrics;
-        int sorted = 1;
-        if (pps__grow((void **)&run->metrics, &f->run_metrics_cap, run->n_metrics + f->n_metrics,
-                      sizeof(*run->metrics))) {
-            rc = oom(f->path, err);
-            goto out;
-        }
-        memcpy(run->metrics + from, f->metrics, f->n_metrics * sizeof(*f->metrics));
-        run->n_metrics += f->n_metrics;
-        f->n_metrics = 0;
-        for (size_t k = from ? from : 1; k < run->n_metrics && sorted; k++)
-            sorted = pps__metric_cmp(&run->metrics[k - 1], &run->metrics[k]) <= 0;
-        if (!sorted)
-            qsort(run->metrics, run->n_metrics, sizeof(*run->metrics), pps__metric_cmp);
-    }
-    rc = moved;
-out:
-    free(old_n);
-    return rc;
+    f->n_spans = f->n_metrics = 0;
+    if ((rc = pps__run_build_end(&f->build)) < 0)
+        goto nomem;
+    return moved | rc;
+nomem:
+    /* Part of what was fetched may be in the run: build it again from the files. */
+    start_over(f);
+    return oom(f->path, err);
 }
 
 int pps_run_follow_poll(struct pps_run_follow *f, struct pps_run **run, size_t *n_new,

@@ -1,6 +1,7 @@
 /*
  * reader.c - loads a run (a directory of shards, or one merged file) into a struct pps_run:
- * metadata, names, spans bucketed per stage on rank 0's clock and sorted, metrics sorted.
+ * metadata, names, spans on rank 0's clock, metrics; every file's rows go into the run as one
+ * batch of run_build.h, the path the live follower (incremental.c) takes too.
  *
  * Each file is read inside one read transaction, so a shard that a rank is still writing gives a
  * consistent snapshot. Every value that becomes an index or a narrower integer is range-checked:
@@ -15,16 +16,15 @@
 #include <sys/stat.h>
 
 #include "pps_hash.h"
+#include "run_build.h"
 #include "shard_check.h"
 #include "storage_int.h"
 
 struct loader {
     struct pps_run *run;
-    const char *path; /* the file being read */
-    size_t stages_cap;
-    size_t *span_cap; /* per stage */
-    size_t meta_cap, names_cap, metrics_cap;
-    int64_t max_iter;
+    const char *path;            /* the file being read */
+    struct pps__run_build build; /* every file's rows, as one batch */
+    size_t meta_cap;
 
     struct pps__clock *ranks; /* of the file being read, sorted by rank */
     size_t n_ranks, ranks_cap;
@@ -34,7 +34,7 @@ struct loader {
     int check_only;                /* pps__run_check(): spans are checked and counted, not kept */
     int windowed;                  /* pps_run_load_window(): the spans meeting [w0, w1) */
     int64_t w0, w1;
-    int meta_only;                 /* pps_run_load_meta(): no spans at all */
+    int meta_only; /* pps_run_load_meta(): no spans at all */
     /* pps__run_check(): told the spans read so far, every 2^16 */
     void (*progress)(void *ctx, int64_t spans);
     void *progress_ctx;
@@ -120,50 +120,25 @@ static int load_names(struct loader *ld, sqlite3 *db, const struct pps__span_bou
             rc = pps_err_set(err, PPS_EFORMAT, "%s: too many names", ld->path);
             goto out;
         }
-        if (pps__grow((void **)&run->names, &ld->names_cap, run->n_names + 1,
-                      sizeof(*run->names)) ||
-            pps__grow((void **)&ld->refs, &ld->refs_cap, ld->n_refs + 1, sizeof(*ld->refs)) ||
+        if (pps__grow((void **)&ld->refs, &ld->refs_cap, ld->n_refs + 1, sizeof(*ld->refs)) ||
             !(copy = strdup(name))) {
             rc = oom(ld, err);
             goto out;
         }
         ld->refs[ld->n_refs].rank = rank;
         ld->refs[ld->n_refs].id = id;
-        ld->refs[ld->n_refs++].index = (int32_t)run->n_names;
-        run->names[run->n_names++] = copy;
+        ld->refs[ld->n_refs].index = (int32_t)run->n_names;
+        if (pps__run_build_names(&ld->build, &copy, 1)) {
+            free(copy);
+            rc = oom(ld, err);
+            goto out;
+        }
+        ld->n_refs++;
     }
     rc = pps__step_done(db, rc, ld->path, err);
 out:
     sqlite3_finalize(st);
     return rc;
-}
-
-static int add_span(struct loader *ld, const struct pps_span *s, struct pps_err *err)
-{
-    struct pps_run *run = ld->run;
-    struct pps_stage_spans *b;
-
-    if ((size_t)s->stage >= ld->stages_cap) {
-        size_t old = ld->stages_cap, cap2 = old;
-        if (pps__grow((void **)&run->stages, &ld->stages_cap, (size_t)s->stage + 1,
-                      sizeof(*run->stages)) ||
-            pps__grow((void **)&ld->span_cap, &cap2, ld->stages_cap, sizeof(*ld->span_cap)))
-            return oom(ld, err);
-        memset(run->stages + old, 0, (ld->stages_cap - old) * sizeof(*run->stages));
-        memset(ld->span_cap + old, 0, (ld->stages_cap - old) * sizeof(*ld->span_cap));
-    }
-    if (s->stage >= run->n_stages)
-        run->n_stages = s->stage + 1;
-    if (ld->check_only) {
-        run->n_spans++;
-        return 0;
-    }
-    b = &run->stages[s->stage];
-    if (pps__grow((void **)&b->spans, &ld->span_cap[s->stage], b->n + 1, sizeof(*b->spans)))
-        return oom(ld, err);
-    b->spans[b->n++] = *s;
-    run->n_spans++;
-    return 0;
 }
 
 int pps__span_read(sqlite3_stmt *st, const char *path, const struct pps__span_bounds *b,
@@ -193,7 +168,7 @@ int pps__span_read(sqlite3_stmt *st, const char *path, const struct pps__span_bo
 struct row_ctx {
     struct loader *ld;
     const struct pps__span_bounds *b;
-    const struct pps__clock *ri; /* the last row's rank's clock (pps__span_read()) */
+    const struct pps__clock *ri;    /* the last row's rank's clock (pps__span_read()) */
     struct pps__index_tally *tally; /* the rows read, for SQLite's check; NULL: none */
 };
 
@@ -209,9 +184,7 @@ static int take_row(void *ctx, sqlite3_stmt *st, struct pps_err *err)
         return rc;
     if (ld->windowed && !pps__span_in_window(&s, ld->w0, ld->w1))
         return 0;
-    if (s.iter > ld->max_iter)
-        ld->max_iter = s.iter;
-    return add_span(ld, &s, err);
+    return pps__run_build_span(&ld->build, &s) ? oom(ld, err) : 0;
 }
 
 /* Every spans row of the file, by a scan of the table; each row as stored into *tally. */
@@ -260,21 +233,20 @@ out:
 static int load_metrics(struct loader *ld, sqlite3 *db, const struct pps__span_bounds *b,
                         struct pps_err *err)
 {
-    struct pps_run *run = ld->run;
     sqlite3_stmt *st = NULL;
     int rc;
 
     if ((rc = prepare(ld, db, "SELECT " PPS__METRIC_COLS ", rowid FROM metrics", &st, err)))
         goto out;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (pps__grow((void **)&run->metrics, &ld->metrics_cap, run->n_metrics + 1,
-                      sizeof(*run->metrics))) {
+        struct pps_metric m;
+
+        if ((rc = pps__metric_row(st, ld->path, b, &m, err)))
+            goto out;
+        if (pps__run_build_metrics(&ld->build, &m, 1)) {
             rc = oom(ld, err);
             goto out;
         }
-        if ((rc = pps__metric_row(st, ld->path, b, &run->metrics[run->n_metrics], err)))
-            goto out;
-        run->n_metrics++;
     }
     rc = pps__step_done(db, rc, ld->path, err);
 out:
@@ -330,8 +302,7 @@ static void stamp_stat(struct loader *ld, const char *path)
 static int stamp_file(struct loader *ld, sqlite3 *db, struct pps_err *err)
 {
     static const char *const sql[] = {
-        "SELECT coalesce(max(rowid), 0) FROM spans",
-        "SELECT coalesce(max(rowid), 0) FROM metrics",
+        "SELECT coalesce(max(rowid), 0) FROM spans", "SELECT coalesce(max(rowid), 0) FROM metrics",
         "SELECT count(*) FROM names", /* names are few, and keyed by (rank, id) */
     };
     int rc;
@@ -461,7 +432,7 @@ int pps__run_meta_counts(struct pps_run *run, struct pps_err *err)
 static int finish(struct loader *ld, struct pps_err *err)
 {
     struct pps_run *run = ld->run;
-    int have_t = 0, rc;
+    int rc;
 
     if (run->n_meta) /* a run of files without meta rows has no array: qsort(NULL) is UB */
         qsort(run->meta, run->n_meta, sizeof(*run->meta), pps__meta_cmp);
@@ -474,34 +445,10 @@ static int finish(struct loader *ld, struct pps_err *err)
     if ((rc = pps__run_meta_counts(run, err)))
         return rc;
 
-    if ((size_t)run->p > ld->stages_cap) {
-        size_t old = ld->stages_cap;
-        if (pps__grow((void **)&run->stages, &ld->stages_cap, (size_t)run->p, sizeof(*run->stages)))
-            return oom(ld, err);
-        memset(run->stages + old, 0, (ld->stages_cap - old) * sizeof(*run->stages));
-    }
-    if (run->p > run->n_stages)
-        run->n_stages = run->p;
-    run->n_iters = (int)(ld->max_iter + 1);
-
-    for (int i = 0; i < run->n_stages; i++) {
-        struct pps_stage_spans *b = &run->stages[i];
-        int sorted = 1;
-        for (size_t k = 1; k < b->n && sorted; k++)
-            sorted = pps__span_cmp(&b->spans[k - 1], &b->spans[k]) <= 0;
-        if (!sorted)
-            qsort(b->spans, b->n, sizeof(*b->spans), pps__span_cmp);
-        for (size_t k = 0; k < b->n; k++) {
-            const struct pps_span *s = &b->spans[k];
-            if (!have_t || s->start_ns < run->t_min)
-                run->t_min = s->start_ns;
-            if (!have_t || s->end_ns > run->t_max)
-                run->t_max = s->end_ns;
-            have_t = 1;
-        }
-    }
-    if (run->n_metrics)
-        qsort(run->metrics, run->n_metrics, sizeof(*run->metrics), pps__metric_cmp);
+    /* Stages the metadata names but no span reached are there, empty. */
+    if ((run->p > 0 && pps__run_build_stages(&ld->build, (size_t)run->p)) ||
+        pps__run_build_end(&ld->build) < 0)
+        return oom(ld, err);
     return 0;
 }
 
@@ -527,6 +474,8 @@ static int load(const char *path, struct loader ld, struct pps_run **out, struct
         goto out;
     }
     ld.run = run;
+    pps__run_build_init(&ld.build, run, ld.check_only);
+    pps__run_build_begin(&ld.build);
     run->stamp = PPS_FNV_OFFSET;
     if (S_ISDIR(st.st_mode)) {
         if ((rc = pps__shards_list(path, &shards, err)))
@@ -557,7 +506,7 @@ static int load(const char *path, struct loader ld, struct pps_run **out, struct
 out:
     pps__shards_release(&shards);
     free(ld.claimed);
-    free(ld.span_cap);
+    pps__run_build_release(&ld.build);
     free(ld.refs);
     pps_run_free(run);
     return rc;
@@ -565,7 +514,7 @@ out:
 
 int pps_run_load(const char *path, struct pps_run **out, struct pps_err *err)
 {
-    return load(path, (struct loader){.max_iter = -1}, out, err);
+    return load(path, (struct loader){0}, out, err);
 }
 
 int pps_run_load_window(const char *path, int64_t t0, int64_t t1, struct pps_run **out,
@@ -576,18 +525,18 @@ int pps_run_load_window(const char *path, int64_t t0, int64_t t1, struct pps_run
     if (t1 <= t0)
         return pps_err_set(err, PPS_EINVAL, "pps_run_load_window: an empty window [%lld, %lld)",
                            (long long)t0, (long long)t1);
-    return load(path, (struct loader){.max_iter = -1, .windowed = 1, .w0 = t0, .w1 = t1}, out, err);
+    return load(path, (struct loader){.windowed = 1, .w0 = t0, .w1 = t1}, out, err);
 }
 
 int pps_run_load_meta(const char *path, struct pps_run **out, struct pps_err *err)
 {
-    return load(path, (struct loader){.max_iter = -1, .meta_only = 1}, out, err);
+    return load(path, (struct loader){.meta_only = 1}, out, err);
 }
 
 int pps__run_check(const char *path, void (*progress)(void *ctx, int64_t spans), void *ctx,
                    struct pps_run_counts *counts, struct pps_err *err)
 {
-    struct loader ld = {.max_iter = -1, .check_only = 1, .progress = progress, .progress_ctx = ctx};
+    struct loader ld = {.check_only = 1, .progress = progress, .progress_ctx = ctx};
     struct pps_run *run = NULL;
     int rc = load(path, ld, &run, err);
 
