@@ -510,6 +510,14 @@ struct pps_summary_series {
     int *iter;         /* its label */
     double *window_ns; /* its window */
     double *bubble;    /* its bubble (0..1) */
+    /* For a timeline zoomed out past what is held (the view's level of detail): each
+     * iteration's window, ns on rank 0's clock, and per stage, at [k * n_stages + s], the
+     * report's iters[k].stages[s]: compute_ns, device_ns (busy_ns of KERNEL plus MEMCPY) and
+     * kind (the compute kind with the most busy_ns; 0 for none). */
+    int n_stages;
+    int64_t *t0, *t1;
+    double *compute_ns, *device_ns;
+    unsigned char *kind;
 };
 /*
  * From the summary buf of a run: whole iterations whose labelled spans number at most keep (one

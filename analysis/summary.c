@@ -999,34 +999,67 @@ out:
 static int series_of(const struct pps__sum_in *in, struct pps_summary_series *out,
                      struct pps_err *err)
 {
-    int64_t n = pps__sum_count(in, "iter.iter", 'i'), *labels = NULL;
+    int64_t n = pps__sum_count(in, "iter.iter", 'i'), *labels = NULL, ns = 0;
+    size_t cells;
+    double *busy = NULL;
     int rc = 0;
 
     memset(out, 0, sizeof(*out));
     if (n < 1)
         return 0; /* none to chart */
+    if ((rc = get_i(in, "report.n_stages", &ns, err)))
+        goto out;
+    if (ns < 0 || ns > INT16_MAX + 1) {
+        rc = pps_err_set(err, PPS_EFORMAT, "a damaged summary (its stages)");
+        goto out;
+    }
+    cells = (size_t)n * (size_t)ns;
     labels = malloc((size_t)n * sizeof(*labels));
     out->iter = malloc((size_t)n * sizeof(*out->iter));
     out->window_ns = malloc((size_t)n * sizeof(*out->window_ns));
     out->bubble = malloc((size_t)n * sizeof(*out->bubble));
-    if (!labels || !out->iter || !out->window_ns || !out->bubble) {
+    out->t0 = malloc((size_t)n * sizeof(*out->t0));
+    out->t1 = malloc((size_t)n * sizeof(*out->t1));
+    out->compute_ns = malloc((cells ? cells : 1) * sizeof(*out->compute_ns));
+    out->device_ns = malloc((cells ? cells : 1) * sizeof(*out->device_ns));
+    out->kind = malloc(cells ? cells : 1);
+    busy = malloc((cells ? cells : 1) * K * sizeof(*busy));
+    if (!labels || !out->iter || !out->window_ns || !out->bubble || !out->t0 || !out->t1 ||
+        !out->compute_ns || !out->device_ns || !out->kind || !busy) {
         rc = pps_err_set(err, PPS_ENOMEM, "out of memory reading a summary");
         goto out;
     }
     if ((rc = pps__sum_get_i64s(in, "iter.iter", labels, (size_t)n, err)) ||
         (rc = pps__sum_get_f64s(in, "iter.window_ns", out->window_ns, (size_t)n, err)) ||
-        (rc = pps__sum_get_f64s(in, "iter.bubble", out->bubble, (size_t)n, err)))
+        (rc = pps__sum_get_f64s(in, "iter.bubble", out->bubble, (size_t)n, err)) ||
+        (rc = pps__sum_get_i64s(in, "iter.t0", out->t0, (size_t)n, err)) ||
+        (rc = pps__sum_get_i64s(in, "iter.t1", out->t1, (size_t)n, err)) ||
+        (rc = pps__sum_get_f64s(in, "iter.stage.compute_ns", out->compute_ns, cells, err)) ||
+        (rc = pps__sum_get_f64s(in, "iter.stage.busy_ns", busy, cells * K, err)))
         goto out;
     for (int64_t k = 0; k < n; k++) {
-        if (labels[k] < INT32_MIN || labels[k] > INT32_MAX) {
+        if (labels[k] < INT32_MIN || labels[k] > INT32_MAX || out->t1[k] < out->t0[k]) {
             rc = pps_err_set(err, PPS_EFORMAT, "a damaged summary (its iterations)");
             goto out;
         }
         out->iter[k] = (int)labels[k];
     }
+    for (size_t c = 0; c < cells; c++) {
+        const double *b = busy + c * K;
+        double best = 0;
+        out->device_ns[c] = b[PPS_SPAN_KERNEL] + b[PPS_SPAN_MEMCPY];
+        out->kind[c] = 0;
+        for (int k = 1; k < K; k++)
+            if (pps_span_kind_is_compute(k) && b[k] > best) {
+                best = b[k];
+                out->kind[c] = (unsigned char)k;
+            }
+    }
+    out->n_stages = (int)ns;
     out->n = (size_t)n;
 out:
     free(labels);
+    free(busy);
     if (rc || !out->n)
         pps_summary_series_release(out);
     return rc;
@@ -1037,5 +1070,10 @@ void pps_summary_series_release(struct pps_summary_series *s)
     free(s->iter);
     free(s->window_ns);
     free(s->bubble);
+    free(s->t0);
+    free(s->t1);
+    free(s->compute_ns);
+    free(s->device_ns);
+    free(s->kind);
     memset(s, 0, sizeof(*s));
 }

@@ -18,15 +18,17 @@
 #                (the insert baseline's file: no index, no ppscope tables), for the record
 #
 # With BENCH_WINDOW (bench_window), also a window of about one iteration, read through the index,
-# against the whole run.
+# against the whole run; with BENCH_VIEW (bench_view), the view's frames of the run at every zoom
+# from the whole run (what is held, and the rest from its summary) down.   goal < 16 ms
 #
-# Usage: scale.sh PPSCOPE DATA_DIR [BENCH_WINDOW]. Prints each figure with its goal, and MISSED where it is
+# Usage: scale.sh PPSCOPE DATA_DIR [BENCH_WINDOW [BENCH_VIEW]]. Prints each figure with its goal, and MISSED where it is
 # missed; exits 0 unless a command fails. Needs sqlite3 and GNU time (/usr/bin/time) for the
 # baselines and the memory figures: exits 77 without them.
 set -eu
 pps=$1
 data=$2
 window=${3:-}
+viewbench=${4:-}
 spans=${PPS_BENCH_SPANS:-100000000}
 
 command -v sqlite3 >/dev/null 2>&1 || { echo "scale: no sqlite3 command: skipped"; exit 77; }
@@ -143,6 +145,9 @@ merge_s=$1 merge_kb=$2
 if [ -n "$window" ]; then
     "$window" "$run" >"$tmp/window" 2>"$tmp/err" || { cat "$tmp/err" >&2; exit 1; }
 fi
+if [ -n "$viewbench" ]; then
+    "$viewbench" --open "$run" >"$tmp/frames" 2>"$tmp/err" || { cat "$tmp/err" >&2; exit 1; }
+fi
 
 echo "ppscope at scale: $n spans, $(awk -v b="$bytes" 'BEGIN {printf "%.0f MB", b / 1e6}') of shards"
 printf '  sqlite3 scan of the spans (baseline)   %8.2f s\n' "$scan_s"
@@ -171,11 +176,15 @@ awk -v n="$n" -v b="$bytes" -v scan="$scan_s" -v rs="$report_s" -v rk="$report_k
     printf "R view --once --no-summary|%.2f s, %.0f MB|(the same frame)|2\n", ws, wk / 1024
     printf "R merge %.2f s, %.0f MB|%.2fx the insert rate|>= 0.5x|%d\n", ms, mk / 1024, ins / ms, ok_m
     printf "R merge vs insert+index|%.2fx that rate|(the indexed floor)|2\n", ixs / ms
-    printf "R disk|%.1f B a span|%.2fx a plain table|2\n", b / n, b / plain
+    printf "R disk|%.1f B a span, %.2fx a plain table|(58.9 when filed)|2\n", b / n, b / plain
 }' | while IFS='|' read -r what value goal ok; do
     verdict "${what#R }" "$value" "$goal" "$ok"
 done
 if [ -n "$window" ]; then
     echo "  a window of about one iteration, through the index (pps_run_load_window):"
     sed 's/^/    /' "$tmp/window"
+fi
+if [ -n "$viewbench" ]; then
+    echo "  the view's frames (bench_view --open):"
+    sed 's/^/    /' "$tmp/frames"
 fi

@@ -145,9 +145,11 @@ static void draw_lane(struct pps_tui *ui, struct pps_tui_frame *f, int model, in
                       int mark)
 {
     const struct pps_tui_layout *l = &ui->layout;
-    struct pps_tui_col cols[1024];
+    struct pps_tui_col cols[PPS__TUI_MAX_COLS];
+    struct pps__tui_lod_col lod[PPS__TUI_MAX_COLS];
+    const struct pps_tui_model *m = &ui->models[model];
     int64_t base = pps__tui_base(ui, model), a = base + ui->t0, b = base + ui->t1;
-    int cm, cl, n = l->bars_w < 1024 ? l->bars_w : 1024;
+    int cm, cl, n = l->bars_w < PPS__TUI_MAX_COLS ? l->bars_w : PPS__TUI_MAX_COLS, stage, chunk;
     char label[32];
 
     pps__tui_cursor_lane(ui, &cm, &cl);
@@ -159,11 +161,20 @@ static void draw_lane(struct pps_tui *ui, struct pps_tui_frame *f, int model, in
         pps_tui_frame_put(f, l->label_w - 2, y, (uint32_t)mark, PPS_TUI_C_DIM, 0);
     if (cm == model && cl == lane)
         pps_tui_frame_put(f, l->label_w - 1, y, '>', PPS_TUI_C_KEY, PPS_TUI_A_BOLD);
-    pps_tui_index_columns(ui->models[model].index, lane, a, b, n, cols);
+    pps_tui_index_columns(m->index, lane, a, b, n, cols);
+    /* Past the time held: the run's other iterations, from its summary (lod.c). */
+    stage = chunk = -1;
+    if (m->index)
+        pps_tui_index_lane_id(m->index, lane, &stage, &chunk);
+    pps__tui_lod_columns(&m->run_iters, stage, pps_tui_index_lane_device(m->index, lane),
+                         m->run->t_min, m->run->t_max, a, b, n, lod);
     for (int x = 0; x < n; x++) {
         int k = cols[x].kind, partial = cols[x].cover < 128;
 
-        if (!k)
+        if (lod[x].level > 0)
+            pps_tui_frame_put(f, l->bars_x + x, y, PPS_TUI_G_SPARK0 + (uint32_t)lod[x].level - 1,
+                              pps__tui_kind_color(lod[x].kind), 0);
+        else if (!k)
             pps_tui_frame_put(f, l->bars_x + x, y, PPS_TUI_G_IDLE, PPS_TUI_C_IDLE, 0);
         else if (!ui->opts.color || k == PPS_SPAN_WAIT)
             /* Waiting is idle the runtime knows about: a letter, never a solid bar. */
@@ -470,7 +481,8 @@ static void draw_status(struct pps_tui *ui, struct pps_tui_frame *f)
 {
     struct pps_tui_rect r = ui->layout.status;
     char buf[320], a[32], b[32], e[32], col[32];
-    int x = 0, it, end = r.x + r.w;
+    int x = 0, it, lod_it, end = r.x + r.w;
+    int64_t lo, hi;
 
     if (ui->paused)
         x = pps_tui_frame_text(f, 0, r.y, r.w, "[PAUSED] ", PPS_TUI_C_WARN,
@@ -487,7 +499,8 @@ static void draw_status(struct pps_tui *ui, struct pps_tui_frame *f)
     }
     pps_tui_format_ns((double)ui->t0, a, sizeof(a));
     pps_tui_format_ns((double)ui->t1, b, sizeof(b));
-    pps_tui_format_ns((double)pps__tui_extent(ui), e, sizeof(e));
+    pps__tui_bounds(ui, &lo, &hi);
+    pps_tui_format_ns((double)(hi - lo), e, sizeof(e));
     pps_tui_format_ns((double)(ui->t1 - ui->t0) / (ui->layout.bars_w > 0 ? ui->layout.bars_w : 1),
                       col, sizeof(col));
     it = pps__tui_iter_at(ui, 0, ui->t0 + (ui->t1 - ui->t0) / 2);
@@ -496,7 +509,14 @@ static void draw_status(struct pps_tui *ui, struct pps_tui_frame *f)
     put_whole(f, &x, r.y, end, buf, PPS_TUI_C_DIM, 0);
     snprintf(buf, sizeof(buf), "  1 col = %s", col);
     put_whole(f, &x, r.y, end, buf, PPS_TUI_C_DIM, 0);
-    if (it >= 0) {
+    lod_it = ui->n_models == 1 ? pps__tui_lod_iter_at(&ui->models[0], ui->t0 + (ui->t1 - ui->t0) / 2)
+                               : -1;
+    if (lod_it >= 0) {
+        /* Past the time held: the run's own iteration there, which its summary knows. */
+        snprintf(buf, sizeof(buf), "  iteration %d (from the summary; not held)",
+                 ui->models[0].run_iters.iter[lod_it]);
+        put_whole(f, &x, r.y, end, buf, PPS_TUI_C_DIM, 0);
+    } else if (it >= 0) {
         snprintf(buf, sizeof(buf), "  iteration %d (%d of %d%s)", ui->models[0].rep->iters[it].iter,
                  it + 1, ui->models[0].rep->n_iters,
                  holds_part(&ui->models[0]) ? " kept" : "");

@@ -393,7 +393,7 @@ static void do_fit_iter(struct pps_tui *ui)
 
 static void do_fit_all(struct pps_tui *ui)
 {
-    pps__tui_fit_all(ui);
+    pps__tui_fit_all(ui, 1);
 }
 
 static void do_follow(struct pps_tui *ui)

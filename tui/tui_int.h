@@ -63,6 +63,29 @@ int pps__tui_pending_w(const struct pps_tui_model *m, int stage, double **out);
 /* Peak activation bytes over the run's metrics (-1 when none). */
 int64_t pps__tui_peak_act(const struct pps_tui_model *m);
 
+/* ---- lod.c: the timeline past what is held, from the run's summary ---- */
+
+/* The most columns a lane is drawn in. */
+#define PPS__TUI_MAX_COLS 1024
+
+struct pps__tui_lod_col {
+    int level;          /* -1: drawn from the spans held; 0 idle .. 8 busy the whole column */
+    unsigned char kind; /* the kind it shows in (colour) */
+};
+/*
+ * Columns of stage's lane (its device row where device) over [t0, t1) (ns on the run's own
+ * clock) in n <= PPS__TUI_MAX_COLS columns, from the summary's iterations s: level -1 for a
+ * column that meets [held_t0, held_t1) or that no iteration outside it reaches; else the
+ * eighths of the column the stage computed (on the device), each iteration's time spread evenly
+ * over its window, and the kind with most of it.
+ */
+void pps__tui_lod_columns(const struct pps_summary_series *s, int stage, int device,
+                          int64_t held_t0, int64_t held_t1, int64_t t0, int64_t t1, int n,
+                          struct pps__tui_lod_col *out);
+/* The summary's iteration (an index into m->run_iters) whose window holds view time t of model
+ * m (relative to its first span held), where t lies outside the time held; -1 otherwise. */
+int pps__tui_lod_iter_at(const struct pps_tui_model *m, int64_t t);
+
 /* ---- view.c: the visible range and what moves it ---- */
 
 int pps__tui_lanes(const struct pps_tui *ui, int model);
@@ -72,6 +95,9 @@ void pps__tui_cursor_lane(const struct pps_tui *ui, int *model, int *lane);
 int64_t pps__tui_base(const struct pps_tui *ui, int model);
 /* Length of the longest run, ns from its first span to its last. */
 int64_t pps__tui_extent(const struct pps_tui *ui);
+/* The time the view may show, relative as the view's: [0, extent] of what is held, and of a
+ * lone run held in part, its whole summary's iterations too (*lo below 0 for those before). */
+void pps__tui_bounds(const struct pps_tui *ui, int64_t *lo, int64_t *hi);
 /* Index into model's report iterations of the iteration at view time t (ns, relative), or the
  * nearest; -1 when the run has none. */
 int pps__tui_iter_at(const struct pps_tui *ui, int model, int64_t t);
@@ -80,7 +106,9 @@ void pps__tui_set_range(struct pps_tui *ui, int64_t t0, int64_t t1);
 /* Zooms by factor (< 1 in, > 1 out) keeping view time t where it is on screen. */
 void pps__tui_zoom(struct pps_tui *ui, double factor, int64_t t);
 void pps__tui_pan(struct pps_tui *ui, int64_t dt);
-void pps__tui_fit_all(struct pps_tui *ui);
+/* Fits what is held (whole 0), or the whole run (1): what is held and, for a run held in part,
+ * its summary's iterations (pps__tui_bounds()). */
+void pps__tui_fit_all(struct pps_tui *ui, int whole);
 void pps__tui_fit_iter(struct pps_tui *ui, int it);
 /* Follows the run's end: the range ends at the latest span. */
 void pps__tui_follow(struct pps_tui *ui);

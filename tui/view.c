@@ -81,6 +81,33 @@ int64_t pps__tui_extent(const struct pps_tui *ui)
     return e < VIEW_MAX_EXTENT ? e : VIEW_MAX_EXTENT;
 }
 
+void pps__tui_bounds(const struct pps_tui *ui, int64_t *lo, int64_t *hi)
+{
+    const struct pps_tui_model *m = &ui->models[0];
+    const struct pps_summary_series *s = &m->run_iters;
+    int64_t a, b;
+
+    *lo = 0;
+    *hi = pps__tui_extent(ui);
+    if (ui->n_models != 1 || !m->run || !s->n)
+        return;
+    a = s->t0[0];
+    b = s->t1[0];
+    for (size_t k = 1; k < s->n; k++) {
+        a = s->t0[k] < a ? s->t0[k] : a;
+        b = s->t1[k] > b ? s->t1[k] : b;
+    }
+    /* Times are within 2^62 ns of each other: the differences fit. */
+    a -= m->run->t_min;
+    b -= m->run->t_min;
+    if (a < -VIEW_MAX_EXTENT)
+        a = -VIEW_MAX_EXTENT;
+    if (b > VIEW_MAX_EXTENT)
+        b = VIEW_MAX_EXTENT;
+    *lo = a < *lo ? a : *lo;
+    *hi = b > *hi ? b : *hi;
+}
+
 /* The report iteration of model whose window holds abs (its own clock), or the nearest. */
 static int iter_at_abs(const struct pps_report *rep, int64_t abs)
 {
@@ -134,7 +161,10 @@ int pps__tui_iter_at(const struct pps_tui *ui, int model, int64_t t)
 
 void pps__tui_set_range(struct pps_tui *ui, int64_t t0, int64_t t1)
 {
-    int64_t extent = pps__tui_extent(ui), w = t1 - t0, max_w = extent * 4;
+    int64_t lo, hi, w = t1 - t0, max_w;
+
+    pps__tui_bounds(ui, &lo, &hi);
+    max_w = (hi - lo) * 4;
 
     if (max_w < 1000000)
         max_w = 1000000;
@@ -147,10 +177,10 @@ void pps__tui_set_range(struct pps_tui *ui, int64_t t0, int64_t t1)
         w = max_w;
     }
     /* Keep half the screen over the run at least. */
-    if (t0 < -w / 2)
-        t0 = -w / 2;
-    if (t0 > extent - w / 2)
-        t0 = extent - w / 2;
+    if (t0 < lo - w / 2)
+        t0 = lo - w / 2;
+    if (t0 > hi - w / 2)
+        t0 = hi - w / 2;
     ui->t0 = t0;
     ui->t1 = t0 + w;
 }
@@ -185,11 +215,14 @@ void pps__tui_pan(struct pps_tui *ui, int64_t dt)
     pps__tui_set_range(ui, ui->t0 + dt, ui->t1 + dt);
 }
 
-void pps__tui_fit_all(struct pps_tui *ui)
+void pps__tui_fit_all(struct pps_tui *ui, int whole)
 {
-    int64_t e = pps__tui_extent(ui), margin = e / 100;
+    int64_t lo = 0, hi = pps__tui_extent(ui), margin;
 
-    pps__tui_set_range(ui, -margin, e + margin + 1);
+    if (whole)
+        pps__tui_bounds(ui, &lo, &hi);
+    margin = (hi - lo) / 100;
+    pps__tui_set_range(ui, lo - margin, hi + margin + 1);
 }
 
 void pps__tui_fit_iter(struct pps_tui *ui, int it)
@@ -240,7 +273,7 @@ static int open_runs(struct pps_tui *ui, const char *path_a, const char *path_b,
         ui->n_models = m + 1;
     }
     ui->pane = ui->n_models > 1 ? PPS_TUI_PANE_DELTA : PPS_TUI_PANE_STATS;
-    pps__tui_fit_all(ui);
+    pps__tui_fit_all(ui, 0); /* what is held: the spans, before the run's summary */
     ui->refit = pps__tui_loading(ui);
     for (int m = 0; m < ui->n_models; m++)
         if (!ui->models[m].run->complete)
@@ -330,7 +363,7 @@ void pps__tui_updated(struct pps_tui *ui, int m, const struct pps_span *old)
         ui->cursor = lanes > 0 ? lanes - 1 : 0;
     if (ui->refit) {
         /* A progressive open: show all there is until a key takes over. */
-        pps__tui_fit_all(ui);
+        pps__tui_fit_all(ui, 0);
         ui->refit = pps__tui_loading(ui);
     }
     if (ui->follow)

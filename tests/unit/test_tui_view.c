@@ -910,6 +910,102 @@ static void test_view_jump_keeps_its_width_and_gives_way(void)
     pps_tui_release(&ui);
 }
 
+/* The level stage s's lane shows over one column that is iteration k's window exactly: the
+ * eighths of it the stage computed, as the run's own report measures them. */
+static int lod_level_of(const struct pps_iter_stats *it, int s)
+{
+    double w = (double)(it->t1 - it->t0), c = it->stages[s].compute_ns;
+    int level = (int)(c / w * 8 + 0.5);
+
+    if (c > w)
+        level = 8;
+    return level < 1 && c > 0 ? 1 : level;
+}
+
+/* Zoomed out past the time held (a: the whole run), the timeline shows the run's other
+ * iterations from its summary: where a column is one iteration's window, each stage's share
+ * of it computed and the kind it spent most on, figure for figure what the run's report of
+ * every span says; a column that meets the time held shows the spans held; the status line
+ * gives the whole run's length and, at a centre not held, the summary's iteration there. */
+static void test_view_zoomed_out_shows_the_run_past_what_it_holds(void)
+{
+    struct pps_tui_opts o = {1, 0, 0.02, 0, 0, NULL};
+    const char *path = fx_sim_run(tmp, "zoomed", PPS_SCHED_1F1B, 4, 8, 64);
+    struct pps_run *run = NULL;
+    struct pps_report *rep = NULL;
+    struct pps_err err = {0, ""};
+    struct pps_tui ui;
+    struct pps_tui_frame f;
+    struct pps__tui_lod_col c;
+    const struct pps_summary_series *all;
+    const struct pps_run *held;
+    char want[96], len[32];
+    int checked = 0, lod_cells = 0;
+    int64_t lo, hi;
+
+    o.max_spans = keep_summary(path);
+    CHECK(pps_run_load(path, &run, &err) == 0);
+    CHECK(run && pps_analysis_report(run, &rep, &err) == 0);
+    pps_tui_init(&ui, &o);
+    CHECK(pps_tui_open(&ui, path, NULL, &err) == 0);
+    all = &ui.models[0].run_iters;
+    held = ui.models[0].run;
+    CHECK(held->first_iter > 2);
+    CHECK_EQ_INT((int)all->n, rep->n_iters);
+    CHECK_EQ_INT(all->n_stages, rep->n_stages);
+    for (int k = 1; k < held->first_iter - 1; k++) {
+        const struct pps_iter_stats *it = &rep->iters[k];
+        /* Neighbours' windows that reach into k's would add to its column. */
+        if (rep->iters[k - 1].t1 > it->t0 || rep->iters[k + 1].t0 < it->t1)
+            continue;
+        for (int s = 0; s < rep->n_stages; s++) {
+            int kind = 0;
+            double best = 0;
+            for (int kk = 1; kk < PPS_SPAN_KIND_COUNT; kk++)
+                if (pps_span_kind_is_compute(kk) && it->stages[s].busy_ns[kk] > best) {
+                    best = it->stages[s].busy_ns[kk];
+                    kind = kk;
+                }
+            pps__tui_lod_columns(all, s, 0, held->t_min, held->t_max, it->t0, it->t1, 1, &c);
+            CHECK_EQ_INT(c.level, lod_level_of(it, s));
+            CHECK_EQ_INT(c.kind, kind);
+            checked++;
+        }
+    }
+    CHECK(checked >= 4);
+    /* A column that meets the time held is drawn from the spans. */
+    pps__tui_lod_columns(all, 0, 0, held->t_min, held->t_max, held->t_min - 1000,
+                         held->t_min + 1000, 1, &c);
+    CHECK_EQ_INT(c.level, -1);
+
+    /* Opened, the view fits what is held; a fits the whole run. */
+    CHECK(ui.t0 > all->t0[0] - held->t_min);
+    CHECK(pps_tui_keys(&ui, "a", &err) == 0);
+    pps__tui_bounds(&ui, &lo, &hi);
+    CHECK(lo == rep->iters[0].t0 - held->t_min);
+    CHECK(hi == rep->iters[rep->n_iters - 1].t1 - held->t_min);
+    CHECK(ui.t0 < lo && ui.t1 > hi);
+    CHECK(pps_tui_frame_init(&f, 120, 40) == 0);
+    pps_tui_draw(&ui, &f);
+    for (int x = 0; x < f.cols; x++) {
+        uint32_t ch = pps_tui_frame_at(&f, x, 1)->ch;
+        lod_cells += ch >= PPS_TUI_G_SPARK0 && ch <= PPS_TUI_G_SPARK0 + 7;
+    }
+    CHECK(lod_cells > 60); /* most of the run is not held */
+    pps_tui_format_ns((double)(hi - lo), len, sizeof(len));
+    snprintf(want, sizeof(want), " of %s ", len);
+    CHECK_STR_CONTAINS(frame_text(&f, 0), want);
+    /* The centre is an iteration not held: the status line names it from the summary. */
+    snprintf(want, sizeof(want), "iteration %d (from the summary; not held)",
+             all->iter[pps__tui_lod_iter_at(&ui.models[0], (ui.t0 + ui.t1) / 2)]);
+    CHECK(pps__tui_lod_iter_at(&ui.models[0], (ui.t0 + ui.t1) / 2) >= 0);
+    CHECK_STR_CONTAINS(frame_text(&f, 0), want);
+    pps_tui_frame_release(&f);
+    pps_tui_release(&ui);
+    pps_report_free(rep);
+    pps_run_free(run);
+}
+
 /* A view that holds part of a summarised run charts the whole run too: every iteration's
  * bubble and window from the summary, figure for figure those of the run's own report, beside
  * the held iterations' charts; on the screen they come with the second step. */
@@ -1057,6 +1153,7 @@ static const struct test_case cases[] = {
     TEST(test_view_progressive_open_through_the_index),
     TEST(test_view_step_past_the_held_waits_for_its_read),
     TEST(test_view_charts_the_whole_run_it_holds_part_of),
+    TEST(test_view_zoomed_out_shows_the_run_past_what_it_holds),
     TEST(test_view_jump_keeps_its_width_and_gives_way),
     TEST(test_view_ab_aligned_by_iteration),
     TEST(test_once_writes_the_frame),
