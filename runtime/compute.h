@@ -80,7 +80,7 @@ struct pps_compute {
     const struct pps_compute_ops *ops;
     int stage;  /* the stage that runs this chunk */
     int chunk;  /* 0 .. v-1 */
-    int vstage; /* chunk * p + stage */
+    int vstage; /* pps_place_vstage() of stage and chunk: the schedule's placement */
     int first;  /* the first virtual stage (embedding) */
     int last;   /* the last virtual stage (head and loss) */
 

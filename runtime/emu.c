@@ -363,8 +363,8 @@ static const struct pps_compute_ops emu_ops = {
     .free = emu_free,
 };
 
-int pps_emu_compute_new(const struct pps_emu_config *cfg, int p, int v, int stage, int chunk,
-                        int nb, size_t act_floats, size_t act_bytes_f, struct pps_compute **out,
+int pps_emu_compute_new(const struct pps_emu_config *cfg, int p, int v, int placement, int stage,
+                        int chunk, int nb, size_t act_floats, size_t act_bytes_f, struct pps_compute **out,
                         struct pps_err *err)
 {
     struct pps__emu_chunk *c;
@@ -373,9 +373,10 @@ int pps_emu_compute_new(const struct pps_emu_config *cfg, int p, int v, int stag
     if (!out)
         return pps_err_set(err, PPS_EINVAL, "emu: nowhere to put the chunk");
     *out = NULL;
-    if (p < 1 || v < 1 || stage < 0 || stage >= p || chunk < 0 || chunk >= v)
-        return pps_err_set(err, PPS_EINVAL, "emu: no chunk %d of stage %d with p=%d, v=%d", chunk,
-                           stage, p, v);
+    if (p < 1 || v < 1 || stage < 0 || stage >= p || chunk < 0 || chunk >= v ||
+        (placement != PPS_PLACE_LOOP && (placement != PPS_PLACE_V || v != 2)))
+        return pps_err_set(err, PPS_EINVAL, "emu: no chunk %d of stage %d with p=%d, v=%d (%s)",
+                           chunk, stage, p, v, pps_placement_name(placement));
     if (nb < 0 || nb > 1 << 20)
         return pps_err_set(err, PPS_EINVAL, "emu: %d blocks in a chunk", nb);
     c = calloc(1, sizeof(*c));
@@ -385,7 +386,7 @@ int pps_emu_compute_new(const struct pps_emu_config *cfg, int p, int v, int stag
     c->base.ops = &emu_ops;
     c->base.stage = stage;
     c->base.chunk = chunk;
-    c->base.vstage = chunk * p + stage;
+    c->base.vstage = pps_place_vstage(placement, p, stage, chunk);
     c->base.first = c->base.vstage == 0;
     c->base.last = c->base.vstage == p * v - 1;
     c->tf = (int64_t)llround(tf / v);

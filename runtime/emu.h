@@ -39,6 +39,7 @@
 
 #include "compute.h"
 #include "pps_error.h"
+#include "schedule.h" /* enum pps_placement */
 #include "transport.h"
 
 struct pps_emu_config {
@@ -75,12 +76,14 @@ void pps_emu_stage_costs(const struct pps_emu_config *c, int stage, double *tf, 
 double pps_emu_link_delay_ns(const struct pps_emu_config *c, int src, int dst, size_t bytes);
 
 /*
- * Creates the emu chunk of virtual stage chunk * p + stage (of p * v), holding nb blocks (what
+ * Creates the emu chunk of the virtual stage (of p * v) that placement (enum pps_placement)
+ * gives chunk of stage, holding nb blocks (what
  * layer_costs times; unused without it), in *out, with act_floats floats per activation and
  * act_bytes_f bytes of activations per microbatch after F. The config is copied. *out is freed with
  * (*out)->ops->free(*out); NULL on failure.
  */
-int pps_emu_compute_new(const struct pps_emu_config *c, int p, int v, int stage, int chunk, int nb,
+int pps_emu_compute_new(const struct pps_emu_config *c, int p, int v, int placement, int stage,
+                        int chunk, int nb,
                         size_t act_floats, size_t act_bytes_f, struct pps_compute **out,
                         struct pps_err *err);
 

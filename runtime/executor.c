@@ -55,6 +55,12 @@ void pps_exec_config_init(struct pps_exec_config *c)
 
 /* ---- messages ------------------------------------------------------------------------------ */
 
+/* The stage that holds virtual stage vs (the schedule's placement). */
+static int stage_of(const struct exec *x, int vs)
+{
+    return pps_place_stage(x->sched->placement, x->p, vs);
+}
+
 static struct pps_msg_tag tag_of(const struct exec *x, int kind, int mb, int vstage)
 {
     struct pps_msg_tag tag = {kind, x->pass, mb, vstage};
@@ -122,14 +128,14 @@ static int do_forward(struct exec *x, struct pps_compute *c, int iter, int mb, s
     size_t n = c->ops->act_floats(c);
 
     if (k > 0)
-        rc = recv_msg(x, (k - 1) % x->p, PPS_MSG_ACT, mb, k, n, err);
+        rc = recv_msg(x, stage_of(x, k - 1), PPS_MSG_ACT, mb, k, n, err);
     if (rc)
         return rc;
     pps_trace_begin(x->tr, PPS_TRACE_F, x->stage, c->chunk, mb);
     rc = c->ops->forward(c, iter, mb, k > 0 ? x->in : NULL, k < x->nvs - 1 ? x->out : NULL, err);
     pps_trace_end(x->tr);
     if (!rc && k < x->nvs - 1)
-        rc = send_msg(x, (k + 1) % x->p, PPS_MSG_ACT, mb, k + 1, n, err);
+        rc = send_msg(x, stage_of(x, k + 1), PPS_MSG_ACT, mb, k + 1, n, err);
     return rc;
 }
 
@@ -143,7 +149,7 @@ static int do_backward(struct exec *x, struct pps_compute *c, int fused, int ite
     float *dx = k > 0 ? x->out : NULL;
 
     if (k < x->nvs - 1) {
-        rc = recv_msg(x, (k + 1) % x->p, PPS_MSG_GRAD, mb, k, n, err);
+        rc = recv_msg(x, stage_of(x, k + 1), PPS_MSG_GRAD, mb, k, n, err);
         if (rc)
             return rc;
         dy = x->in;
@@ -159,7 +165,7 @@ static int do_backward(struct exec *x, struct pps_compute *c, int fused, int ite
         rc = c->ops->backward_b(c, iter, mb, dy, dx, err);
     pps_trace_end(x->tr);
     if (!rc && k > 0)
-        rc = send_msg(x, (k - 1) % x->p, PPS_MSG_GRAD, mb, k - 1, n, err);
+        rc = send_msg(x, stage_of(x, k - 1), PPS_MSG_GRAD, mb, k - 1, n, err);
     return rc;
 }
 
@@ -333,7 +339,7 @@ static int check_config(const struct pps_exec_config *cfg, struct pps_err *err)
                            "executor: stage %d with a transport for stage %d of %d, schedule of %d",
                            cfg->stage, cfg->t->stage, cfg->t->p, s->p);
     for (int c = 0; c < s->v; c++)
-        if (!cfg->chunks[c] || cfg->chunks[c]->vstage != c * s->p + cfg->stage)
+        if (!cfg->chunks[c] || cfg->chunks[c]->vstage != pps_schedule_vstage(s, cfg->stage, c))
             return pps_err_set(err, PPS_EINVAL,
                                "executor: stage %d's chunk %d is missing or "
                                "holds another virtual stage",

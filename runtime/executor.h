@@ -60,7 +60,7 @@ struct pps_exec_config {
     int stage;
     struct pps_transport *t;     /* this stage's endpoint (t->stage == stage) */
     struct pps_tracer *tracer;   /* this stage's tracer, NULL: not traced */
-    struct pps_compute **chunks; /* sched->v of them: chunks[c] is virtual stage c * p + stage */
+    struct pps_compute **chunks; /* sched->v of them: chunks[c] is pps_schedule_vstage(sched, stage, c) */
     int iters;
 
     int optim_mode; /* enum pps_optim_mode */

@@ -31,6 +31,7 @@
 #include "compute.h"
 #include "kernels.h"
 #include "pps_error.h"
+#include "schedule.h" /* enum pps_placement */
 
 /* The path a text loaded without a data_path shows: the built-in text, runtime/model_text.txt (an
  * essay on pipelines, 14 kB of English) compiled into the library, so no file is looked up. */
@@ -124,7 +125,8 @@ int pps_model_data_sample(const struct pps_model_data *d, const struct pps_model
 /* ------------------------------------------------------------------------------------------- */
 
 /*
- * Creates the chunk of virtual stage chunk * p + stage as a struct pps_compute (ops name
+ * Creates the chunk of the virtual stage that placement (enum pps_placement) gives chunk of
+ * stage as a struct pps_compute (ops name
  * "model"), on its own kernels context of backend ("cpu"), with its parameters initialised from
  * s->seed, its gradients and moments zeroed. m is the number of microbatches per iteration: the
  * loss's backward starts from dloss = 1/m, so the gradients are those of the iteration's mean
@@ -143,8 +145,8 @@ int pps_model_data_sample(const struct pps_model_data *d, const struct pps_model
  * block (ln gamma, ln beta, w1, b1, w2, b2), then the final ln gamma, beta and the head, with
  * w1 stored H x inner, w2 inner x H, head H x 256, row-major.
  */
-int pps_model_compute_new(const struct pps_model_spec *s, const char *backend, int p, int v, int m,
-                          int stage, int chunk, const int *first_block,
+int pps_model_compute_new(const struct pps_model_spec *s, const char *backend, int p, int v,
+                          int placement, int m, int stage, int chunk, const int *first_block,
                           const struct pps_model_data *data, struct pps_compute **out,
                           struct pps_err *err);
 

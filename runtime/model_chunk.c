@@ -308,12 +308,12 @@ static void model_free(struct pps_compute *base)
 }
 
 /* Checks p, v, m, stage, chunk and the partition before anything is built. */
-static int check_args(const struct pps_model_spec *s, const char *backend, int p, int v, int m,
-                      int stage, int chunk, const int *first_block,
+static int check_args(const struct pps_model_spec *s, const char *backend, int p, int v,
+                      int placement, int m, int stage, int chunk, const int *first_block,
                       const struct pps_model_data *data, struct pps_compute **out,
                       struct pps_err *err)
 {
-    int rc = pps_model_spec_check(s, err), n_vs;
+    int rc = pps_model_spec_check(s, err), n_vs, vs;
 
     if (rc < 0)
         return rc;
@@ -327,6 +327,9 @@ static int check_args(const struct pps_model_spec *s, const char *backend, int p
         return pps_err_set(err, PPS_EINVAL,
                            "model: stage %d, chunk %d out of range for p = %d, v = %d", stage,
                            chunk, p, v);
+    if (placement != PPS_PLACE_LOOP && (placement != PPS_PLACE_V || v != 2))
+        return pps_err_set(err, PPS_EINVAL, "model: placement %s with v = %d",
+                           pps_placement_name(placement), v);
     n_vs = p * v;
     if (first_block[0] != 0 || first_block[n_vs] != s->layers)
         return pps_err_set(err, PPS_EINVAL,
@@ -336,7 +339,8 @@ static int check_args(const struct pps_model_spec *s, const char *backend, int p
         if (first_block[i + 1] < first_block[i])
             return pps_err_set(err, PPS_EINVAL,
                                "model: the partition goes backwards at virtual stage %d", i);
-    if (!data && (chunk * p + stage == 0 || chunk * p + stage == n_vs - 1))
+    vs = pps_place_vstage(placement, p, stage, chunk);
+    if (!data && (vs == 0 || vs == n_vs - 1))
         return pps_err_set(err, PPS_EINVAL,
                            "model: the first and last virtual stages need the training text");
     if (data && data->len < (size_t)s->seq_len + 1)
@@ -379,8 +383,8 @@ out:
     return rc;
 }
 
-int pps_model_compute_new(const struct pps_model_spec *s, const char *backend, int p, int v, int m,
-                          int stage, int chunk, const int *first_block,
+int pps_model_compute_new(const struct pps_model_spec *s, const char *backend, int p, int v,
+                          int placement, int m, int stage, int chunk, const int *first_block,
                           const struct pps_model_data *data, struct pps_compute **out,
                           struct pps_err *err)
 {
@@ -390,14 +394,14 @@ int pps_model_compute_new(const struct pps_model_spec *s, const char *backend, i
 
     if (out)
         *out = NULL;
-    rc = check_args(s, backend, p, v, m, stage, chunk, first_block, data, out, err);
+    rc = check_args(s, backend, p, v, placement, m, stage, chunk, first_block, data, out, err);
     if (rc < 0)
         return rc;
 
     c = calloc(1, sizeof(*c));
     if (!c)
         return pps_err_set(err, PPS_ENOMEM, "model: out of memory");
-    vs = chunk * p + stage;
+    vs = pps_place_vstage(placement, p, stage, chunk);
     c->base.ops = &model_ops;
     c->base.stage = stage;
     c->base.chunk = chunk;

@@ -30,7 +30,7 @@ int pps_model_reference(const struct pps_model_spec *s, const char *backend, int
     rc = pps_model_partition(s, 1, NULL, first_block, err);
     if (rc < 0)
         goto out;
-    rc = pps_model_compute_new(s, backend, 1, 1, m, 0, 0, first_block, data, &c, err);
+    rc = pps_model_compute_new(s, backend, 1, 1, PPS_PLACE_LOOP, m, 0, 0, first_block, data, &c, err);
     if (rc < 0)
         goto out;
     rc = c->ops->zero_grads(c, err);

@@ -32,7 +32,8 @@ int pps__run_sched_prepare(struct pps__run_sched *rs, const struct pps_run_confi
                            struct pps_err *err);
 void pps__run_sched_release(struct pps__run_sched *rs);
 
-/* Stage stage's v chunks (model or emu), chunks[c] of virtual stage c * p + stage; on failure
+/* Stage stage's v chunks (model or emu), chunks[c] of the virtual stage the schedule's placement
+ * gives chunk c of stage (pps_schedule_vstage()); on failure
  * none is left. */
 int pps__run_chunks_new(const struct pps__run_sched *rs, int stage, struct pps_compute **chunks,
                         struct pps_err *err);

@@ -85,7 +85,9 @@ static int take_grads(const struct pps__run_sched *rs, struct pps_transport *t,
                       double *loss_sum, struct pps_err *err)
 {
     struct pps_msg_tag head = {PPS_MSG_CTRL, 0, 0, vs}, body = {PPS_MSG_CTRL, 1, 0, vs};
-    struct pps_compute *ch = vs % rs->p == 0 ? chunks[vs / rs->p] : NULL;
+    int owner = pps_place_stage(rs->sched.placement, rs->p, vs);
+    struct pps_compute *ch =
+        owner == 0 ? chunks[pps_place_chunk(rs->sched.placement, rs->p, vs)] : NULL;
     double h[2] = {0, 0};
     size_t n = 0;
     float *grow;
@@ -95,7 +97,7 @@ static int take_grads(const struct pps__run_sched *rs, struct pps_transport *t,
         rc = ch->ops->export_grads(ch, NULL, &n, err);
         h[1] = ch->last ? ch->ops->loss_sum(ch) : 0;
     } else {
-        rc = t->ops->recv(t, vs % rs->p, &head, h, sizeof(h), err);
+        rc = t->ops->recv(t, owner, &head, h, sizeof(h), err);
         n = (size_t)h[0];
     }
     if (rc)
@@ -107,7 +109,7 @@ static int take_grads(const struct pps__run_sched *rs, struct pps_transport *t,
     if (ch)
         rc = ch->ops->export_grads(ch, *all + *total, &n, err);
     else
-        rc = t->ops->recv(t, vs % rs->p, &body, *all + *total, n * sizeof(float), err);
+        rc = t->ops->recv(t, owner, &body, *all + *total, n * sizeof(float), err);
     *total += n;
     if (vs == rs->nvs - 1)
         *loss_sum = h[1];

@@ -174,17 +174,18 @@ int pps__run_chunks_new(const struct pps__run_sched *rs, int stage, struct pps_c
     for (int c = 0; c < rs->v; c++)
         chunks[c] = NULL;
     for (int c = 0; c < rs->v && !rc; c++) {
-        int vs = c * rs->p + stage;
+        int vs = pps_schedule_vstage(&rs->sched, stage, c);
         if (rs->cfg->backend == PPS_BACKEND_EMU) {
             size_t after_f = 0;
             pps_model_act_bytes(s, rs->first_block[vs + 1] - rs->first_block[vs], vs == 0,
                                 vs == rs->nvs - 1, &after_f, NULL);
-            rc = pps_emu_compute_new(&rs->cfg->emu, rs->p, rs->v, stage, c,
+            rc = pps_emu_compute_new(&rs->cfg->emu, rs->p, rs->v, rs->sched.placement, stage, c,
                                      rs->first_block[vs + 1] - rs->first_block[vs], act_floats,
                                      after_f, &chunks[c], err);
         } else {
             rc = pps_model_compute_new(s, pps_run_kernels_backend(rs->cfg->backend), rs->p, rs->v,
-                                       rs->m, stage, c, rs->first_block, rs->data, &chunks[c], err);
+                                       rs->sched.placement, rs->m, stage, c, rs->first_block,
+                                       rs->data, &chunks[c], err);
         }
     }
     if (rc)
@@ -390,7 +391,7 @@ int pps__run_stage_w_budget(const struct pps_run_config *c, int kind, int p, int
         return 0;
     /* Any of the stage's pending W's may be on its largest chunk: count them all at that size. */
     for (int ch = 0; ch < v; ch++) {
-        int vs = ch * p + stage;
+        int vs = pps_place_vstage(pps_sched_kind_placement(kind), p, stage, ch);
         size_t after_f = 0, after_b = 0;
         pps_model_act_bytes(&c->model, first_block[vs + 1] - first_block[vs], vs == 0,
                             vs == p * v - 1, &after_f, &after_b);

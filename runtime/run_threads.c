@@ -111,6 +111,15 @@ static int wait_stages(struct stage_thread *st, int n, struct pps_transport_thre
     return sig;
 }
 
+/* The chunk of virtual stage vs among every stage's (chunks[stage * v + chunk]). */
+static struct pps_compute *chunk_of(const struct pps__run_sched *rs, struct pps_compute **chunks,
+                                    int vs)
+{
+    int pl = rs->sched.placement;
+
+    return chunks[pps_place_stage(pl, rs->p, vs) * rs->v + pps_place_chunk(pl, rs->p, vs)];
+}
+
 /* Every chunk's export (grads or params) concatenated in virtual-stage order into *out. */
 static int gather(const struct pps__run_sched *rs, struct pps_compute **chunks, int grads,
                   float **out, size_t *n_out, struct pps_err *err)
@@ -122,7 +131,7 @@ static int gather(const struct pps__run_sched *rs, struct pps_compute **chunks, 
     *out = NULL;
     *n_out = 0;
     for (int vs = 0; vs < rs->nvs && !rc; vs++) {
-        struct pps_compute *ch = chunks[(vs % rs->p) * rs->v + vs / rs->p];
+        struct pps_compute *ch = chunk_of(rs, chunks, vs);
         rc = grads ? ch->ops->export_grads(ch, NULL, &n, err)
                    : ch->ops->export_params(ch, NULL, &n, err);
         total += n;
@@ -134,7 +143,7 @@ static int gather(const struct pps__run_sched *rs, struct pps_compute **chunks, 
         return pps_err_set(err, PPS_ENOMEM, "out of memory for %zu exported values", total);
     total = 0;
     for (int vs = 0; vs < rs->nvs && !rc; vs++) {
-        struct pps_compute *ch = chunks[(vs % rs->p) * rs->v + vs / rs->p];
+        struct pps_compute *ch = chunk_of(rs, chunks, vs);
         rc = grads ? ch->ops->export_grads(ch, buf + total, &n, err)
                    : ch->ops->export_params(ch, buf + total, &n, err);
         total += n;

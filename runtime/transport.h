@@ -62,7 +62,7 @@ struct pps_msg_tag {
     int kind;   /* enum pps_msg_kind */
     int iter;   /* iteration */
     int mb;     /* microbatch */
-    int vstage; /* the virtual stage the message is FOR (chunk * p + stage) */
+    int vstage; /* the virtual stage the message is FOR (pps_schedule_vstage()) */
 };
 
 struct pps_transport;

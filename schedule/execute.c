@@ -68,7 +68,7 @@ static double op_cost(const struct exec *e, int stage, int op)
 static int dep_ready(struct exec *e, int s, const double *done, int *wait, size_t idx, int dep_vs,
                      double *t)
 {
-    int from = dep_vs % e->s->p;
+    int from = pps_place_stage(e->s->placement, e->s->p, dep_vs);
     if (done[idx] < 0) {
         if (from != s)
             wait[idx] = s;
@@ -98,7 +98,7 @@ static void advance(struct exec *e, int s, struct pps_sim_span *spans)
     size_t len = pps_schedule_len(sc, s), m = (size_t)sc->m;
     while (e->pos[s] < len) {
         const struct pps_action *a = pps_schedule_at(sc, s, e->pos[s]);
-        int vs = a->chunk * sc->p + s;
+        int vs = pps_schedule_vstage(sc, s, a->chunk);
         size_t self = (size_t)vs * m + a->mb;
         double t = e->tfree[s];
         int ok = 1;
@@ -164,13 +164,14 @@ static int deadlock(struct exec *e, struct pps_sched_fault *fault, struct pps_er
             const struct wait_note *w = &e->note[s];
             if (sc->v > 1)
                 snprintf(dep, sizeof(dep), "%s%d.%d", w->op == PPS_OP_F ? "F" : "B/BW", w->mb,
-                         w->vs / sc->p);
+                         pps_place_chunk(sc->placement, sc->p, w->vs));
             else
                 snprintf(dep, sizeof(dep), "%s%d", w->op == PPS_OP_F ? "F" : "B/BW", w->mb);
             used += (size_t)snprintf(
                 msg + used, sizeof(msg) - used,
                 "%s stage %d at step %zu (%s) waits for %s of stage %d", named ? ";" : "", s,
-                e->pos[s], pps__action_str(a, sc->v, what, sizeof(what)), dep, w->vs % sc->p);
+                e->pos[s], pps__action_str(a, sc->v, what, sizeof(what)), dep,
+                pps_place_stage(sc->placement, sc->p, w->vs));
             named++;
         }
     }

@@ -201,6 +201,7 @@ int pps_schedule_generate(struct pps_schedule *sched, int kind, int p, int m, in
     if (pps_schedule_alloc(sched, p, m, v, n))
         return pps_err_set(err, PPS_ENOMEM, "out of memory for %zu actions", n);
     sched->kind = kind;
+    sched->placement = pps_sched_kind_placement(kind);
     switch (kind) {
     case PPS_SCHED_GPIPE:
         gen_gpipe(sched);

@@ -29,6 +29,26 @@ int pps_sched_kind_parse(const char *name)
     return -1;
 }
 
+int pps_sched_kind_placement(int kind)
+{
+    (void)kind; /* every kind so far loops its chunks round the stages */
+    return PPS_PLACE_LOOP;
+}
+
+const char *pps_placement_name(int placement)
+{
+    return placement == PPS_PLACE_V ? "v" : "loop";
+}
+
+int pps_placement_parse(const char *name)
+{
+    if (name && !strcmp(name, "loop"))
+        return PPS_PLACE_LOOP;
+    if (name && !strcmp(name, "v"))
+        return PPS_PLACE_V;
+    return -1;
+}
+
 const char *pps_op_name(int op)
 {
     static const char *const names[] = {"F", "B", "W", "BW"};
@@ -80,6 +100,7 @@ int pps_schedule_check_params(int kind, int p, int m, int v, struct pps_err *err
 int pps_schedule_alloc(struct pps_schedule *sched, int p, int m, int v, size_t n)
 {
     sched->kind = -1;
+    sched->placement = PPS_PLACE_LOOP;
     sched->p = p;
     sched->m = m;
     sched->v = v;
@@ -99,6 +120,7 @@ void pps_schedule_release(struct pps_schedule *sched)
     sched->actions = NULL;
     sched->start = NULL;
     sched->kind = -1;
+    sched->placement = PPS_PLACE_LOOP;
     sched->p = sched->m = sched->v = 0;
 }
 

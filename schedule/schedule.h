@@ -3,9 +3,10 @@
  *
  * A schedule is one ordered list of actions per stage. An action is F (forward), B (backward for
  * the input gradient), W (backward for the weight gradients) or BW (B and W fused), for one
- * microbatch through one model chunk. With v chunks per stage, chunk c of stage s is the virtual
- * stage c*p + s: data flows from virtual stage k to k+1, so the last stage's chunk c feeds the
- * first stage's chunk c+1 (Megatron's interleaving).
+ * microbatch through one model chunk. Data flows through the model's virtual stages 0 .. p*v-1
+ * in order; the schedule's placement says which virtual stage chunk c of stage s is (a loop:
+ * c*p + s, so the last stage's chunk c feeds the first stage's chunk c+1, Megatron's
+ * interleaving; pps_schedule_vstage()).
  *
  * This module is pure C: no I/O, no dependencies but libc. Everything else (runtime, analysis,
  * the CLI) uses it to know what a run should do and how long it should take.
@@ -40,6 +41,12 @@ enum pps_sched_kind {
     PPS_SCHED_KIND_COUNT,
 };
 
+/* Which virtual stage chunk c of stage s holds. */
+enum pps_placement {
+    PPS_PLACE_LOOP = 0, /* c*p + s: chunks go round the stages in a loop (interleaved 1F1B) */
+    PPS_PLACE_V = 1,    /* v = 2: s and 2p-1-s, down the stages and back up (ZB-V, DualPipeV) */
+};
+
 struct pps_action {
     uint8_t op;     /* enum pps_op */
     uint16_t chunk; /* 0 .. v-1 */
@@ -55,13 +62,42 @@ struct pps_schedule {
     int kind; /* enum pps_sched_kind, or -1 for a hand-made schedule */
     int p, m, v;
     struct pps_action *actions;
-    size_t *start; /* p + 1 offsets into actions */
+    size_t *start;  /* p + 1 offsets into actions */
+    int placement; /* enum pps_placement: PPS_PLACE_LOOP unless set */
 };
 
 #define PPS_SCHEDULE_INIT                                                                          \
     {                                                                                              \
-        -1, 0, 0, 0, NULL, NULL                                                                    \
+        -1, 0, 0, 0, NULL, NULL, PPS_PLACE_LOOP                                                    \
     }
+
+/* The virtual stage of chunk c of stage s under placement, for p stages. */
+static inline int pps_place_vstage(int placement, int p, int stage, int chunk)
+{
+    if (placement == PPS_PLACE_V && chunk == 1)
+        return 2 * p - 1 - stage;
+    return chunk * p + stage;
+}
+/* The stage and chunk that hold virtual stage vs (0 <= vs < p*v) under placement. */
+static inline int pps_place_stage(int placement, int p, int vs)
+{
+    if (placement == PPS_PLACE_V && vs >= p)
+        return 2 * p - 1 - vs;
+    return vs % p;
+}
+static inline int pps_place_chunk(int placement, int p, int vs)
+{
+    return placement == PPS_PLACE_V ? (vs >= p) : vs / p;
+}
+static inline int pps_schedule_vstage(const struct pps_schedule *s, int stage, int chunk)
+{
+    return pps_place_vstage(s->placement, s->p, stage, chunk);
+}
+/* The placement of the schedules of kind (enum pps_sched_kind). */
+int pps_sched_kind_placement(int kind);
+/* "loop", "v"; parse returns -1 for an unknown name. */
+const char *pps_placement_name(int placement);
+int pps_placement_parse(const char *name);
 
 /* Name <-> kind: "gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2". Parse returns -1 if unknown. */
 const char *pps_sched_kind_name(int kind);

@@ -114,6 +114,13 @@ int pps__schedule_check_counts(const struct pps_schedule *sc, struct pps_sched_f
         return pps_err_set(err, PPS_ESCHEDULE, "empty schedule (p=%d, m=%d, v=%d)", sc->p, sc->m,
                            sc->v);
     }
+    if (sc->placement != PPS_PLACE_LOOP && (sc->placement != PPS_PLACE_V || sc->v != 2)) {
+        fault_at(fault, -1, -1, &none);
+        if (sc->placement == PPS_PLACE_V)
+            return pps_err_set(err, PPS_ESCHEDULE,
+                               "the V placement holds two chunks on each stage, not v=%d", sc->v);
+        return pps_err_set(err, PPS_ESCHEDULE, "unknown placement %d", sc->placement);
+    }
     for (int s = 0; s < sc->p; s++) {
         if (sc->start[s + 1] < sc->start[s]) {
             fault_at(fault, s, -1, &none);

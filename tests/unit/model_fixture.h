@@ -62,7 +62,7 @@ static inline void mx_pipe_open(struct mx_pipe *pp, const struct pps_model_spec 
     if (pps_model_partition(s, pp->n, partition, pp->first_block, &err) < 0)
         mx_die("pps_model_partition", &err);
     for (int vs = 0; vs < pp->n; vs++) {
-        if (pps_model_compute_new(s, "cpu", p, v, m, vs % p, vs / p, pp->first_block, d,
+        if (pps_model_compute_new(s, "cpu", p, v, PPS_PLACE_LOOP, m, vs % p, vs / p, pp->first_block, d,
                                   &pp->chunk[vs], &err) < 0)
             mx_die("pps_model_compute_new", &err);
         for (int mb = 0; mb < m; mb++) {

@@ -355,7 +355,7 @@ static void test_w_budget_refuses_w_out_of_b_order(void)
     CHECK_EQ_INT(pps_schedule_validate(&s, NULL, &err), 0);
     pps_emu_config_init(&ec);
     ec.tf_ns = ec.tb_ns = ec.tw_ns = 0;
-    CHECK_EQ_INT(pps_emu_compute_new(&ec, 1, 1, 0, 0, 1, 4, 64, &chunk, &err), 0);
+    CHECK_EQ_INT(pps_emu_compute_new(&ec, 1, 1, PPS_PLACE_LOOP, 0, 0, 1, 4, 64, &chunk, &err), 0);
     CHECK_EQ_INT(pps_transport_threads_new(1, &hub, &err), 0);
     if (!chunk || !hub)
         goto out;

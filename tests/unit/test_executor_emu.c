@@ -45,7 +45,7 @@ static void test_emu_ops_take_their_time_asleep(void)
     e.tf_ns = 8e6; /* two chunks: 4 ms each */
     e.tb_ns = 6e6;
     e.tw_ns = 2e6;
-    CHECK_EQ_INT(pps_emu_compute_new(&e, 2, 2, 1, 1, 1, 4, 1024, &c, &err), 0);
+    CHECK_EQ_INT(pps_emu_compute_new(&e, 2, 2, PPS_PLACE_LOOP, 1, 1, 1, 4, 1024, &c, &err), 0);
     if (!c)
         return;
     CHECK_EQ_INT(c->vstage, 3);

@@ -275,19 +275,19 @@ static void test_new_rejects_bad_arguments(void)
     struct pps_err err = {0};
     int fb[3] = {0, 2, 4}, bad[3] = {0, 3, 2};
 
-    CHECK_EQ_INT(pps_model_compute_new(&s, "cpu", 2, 1, 4, 2, 0, fb, d, &c, &err), PPS_EINVAL);
+    CHECK_EQ_INT(pps_model_compute_new(&s, "cpu", 2, 1, PPS_PLACE_LOOP, 4, 2, 0, fb, d, &c, &err), PPS_EINVAL);
     CHECK_STR_CONTAINS(err.msg, "out of range");
-    CHECK_EQ_INT(pps_model_compute_new(&s, "cpu", 2, 1, 0, 0, 0, fb, d, &c, &err), PPS_EINVAL);
+    CHECK_EQ_INT(pps_model_compute_new(&s, "cpu", 2, 1, PPS_PLACE_LOOP, 0, 0, 0, fb, d, &c, &err), PPS_EINVAL);
     CHECK_STR_CONTAINS(err.msg, "microbatches");
-    CHECK_EQ_INT(pps_model_compute_new(&s, "cpu", 2, 1, 4, 0, 0, bad, d, &c, &err), PPS_EINVAL);
-    CHECK_EQ_INT(pps_model_compute_new(&s, "cpu", 2, 1, 4, 0, 0, fb, NULL, &c, &err), PPS_EINVAL);
-    CHECK_EQ_INT(pps_model_compute_new(&s, "tpu", 2, 1, 4, 0, 0, fb, d, &c, &err), PPS_EINVAL);
+    CHECK_EQ_INT(pps_model_compute_new(&s, "cpu", 2, 1, PPS_PLACE_LOOP, 4, 0, 0, bad, d, &c, &err), PPS_EINVAL);
+    CHECK_EQ_INT(pps_model_compute_new(&s, "cpu", 2, 1, PPS_PLACE_LOOP, 4, 0, 0, fb, NULL, &c, &err), PPS_EINVAL);
+    CHECK_EQ_INT(pps_model_compute_new(&s, "tpu", 2, 1, PPS_PLACE_LOOP, 4, 0, 0, fb, d, &c, &err), PPS_EINVAL);
     CHECK_STR_CONTAINS(err.msg, "tpu");
     CHECK(c == NULL);
     /* A middle chunk needs no text. */
     {
         int fb3[4] = {0, 1, 2, 4};
-        CHECK_EQ_INT(pps_model_compute_new(&s, "cpu", 3, 1, 4, 1, 0, fb3, NULL, &c, &err), 0);
+        CHECK_EQ_INT(pps_model_compute_new(&s, "cpu", 3, 1, PPS_PLACE_LOOP, 4, 1, 0, fb3, NULL, &c, &err), 0);
         CHECK(c && !c->first && !c->last && c->vstage == 1 && strcmp(c->ops->name, "model") == 0);
         CHECK(isnan(c->ops->loss_sum(c)));
         c->ops->free(c);
@@ -510,7 +510,7 @@ static void test_gradients_match_finite_differences(void)
         unlink(path);
         s.data_path = NULL;
     }
-    CHECK_EQ_INT(pps_model_compute_new(&s, "cpu", 1, 1, m, 0, 0, fb, d, &c, &err), 0);
+    CHECK_EQ_INT(pps_model_compute_new(&s, "cpu", 1, 1, PPS_PLACE_LOOP, m, 0, 0, fb, d, &c, &err), 0);
     mc = (struct pps__model_chunk *)(void *)c;
     CHECK_EQ_INT(c->ops->zero_grads(c, &err), 0);
     mean_loss(c, m, &iter);

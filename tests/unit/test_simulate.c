@@ -149,6 +149,80 @@ static void test_comm_latency_delays_each_hop(void)
     done(&x);
 }
 
+/* GPipe's order on two stages of two chunks each, F's then fused backwards, chunk by chunk. */
+static void gpipe_in_two_chunks(struct pps_schedule *s, int placement)
+{
+    static const struct pps_action order[8] = {
+        {PPS_OP_F, 0, 0},  {PPS_OP_F, 0, 1},  {PPS_OP_F, 1, 0},  {PPS_OP_F, 1, 1},
+        {PPS_OP_BW, 1, 0}, {PPS_OP_BW, 1, 1}, {PPS_OP_BW, 0, 0}, {PPS_OP_BW, 0, 1},
+    };
+
+    CHECK_EQ_INT(pps_schedule_alloc(s, 2, 2, 2, 16), 0);
+    s->placement = placement;
+    for (int k = 0; k < 16; k++)
+        s->actions[k] = order[k % 8];
+    s->start[1] = 8;
+    s->start[2] = 16;
+}
+
+/*
+ * The V placement (stage s holds virtual stages s and 2p-1-s): with p=2 the data goes s0, s1,
+ * s1, s0 and back, so stage 1 passes its chunk 0's output to its own chunk 1 and the loss is on
+ * stage 0. tF = tB = 2 per stage (1 per chunk), unsplit: s0 F 0-1, 1-2; s1 F 1-2, 2-3, 3-4,
+ * 4-5; s0 F 4-5, 5-6, BW 6-7, 7-8; s1 BW 7-8, 8-9, 9-10, 10-11; s0 BW 10-11, 11-12. The same
+ * lists placed in a loop (chunk 1 of stage 0 is virtual stage 2) take 10.
+ */
+static void test_v_placement_sends_down_and_back_up(void)
+{
+    struct pps_schedule s = PPS_SCHEDULE_INIT;
+    struct pps_sim_costs c;
+    struct pps_sim_result r;
+    struct pps_err err = {0};
+
+    gpipe_in_two_chunks(&s, PPS_PLACE_V);
+    CHECK_EQ_INT(pps_schedule_validate(&s, NULL, &err), 0);
+    CHECK_EQ_INT(pps_sim_costs_init(&c, 2, 2, 2, 0), 0);
+    memset(&r, 0, sizeof(r));
+    CHECK_EQ_INT(pps_simulate(&s, &c, &r, &err), 0);
+    CHECK_NEAR(r.makespan, 12, 1e-12);
+    CHECK_NEAR(r.spans[2].start, 4, 1e-12);  /* s0's chunk 1 waits for s1's */
+    CHECK_NEAR(r.spans[10].start, 3, 1e-12); /* s1's chunk 1 takes its own chunk 0's output */
+    CHECK_NEAR(r.spans[14].start, 9, 1e-12);
+    pps_sim_result_release(&r);
+    s.placement = PPS_PLACE_LOOP;
+    memset(&r, 0, sizeof(r));
+    CHECK_EQ_INT(pps_simulate(&s, &c, &r, &err), 0);
+    CHECK_NEAR(r.makespan, 10, 1e-12);
+    pps_sim_result_release(&r);
+
+    /* In V, stage 0's chunk 1 is the last virtual stage: its backward cannot come before
+     * stage 1 has sent it the forward, and a list that puts it there deadlocks. */
+    s.placement = PPS_PLACE_V;
+    {
+        static const struct pps_action early[8] = {
+            {PPS_OP_F, 0, 0},  {PPS_OP_F, 0, 1},  {PPS_OP_BW, 0, 0}, {PPS_OP_F, 1, 0},
+            {PPS_OP_F, 1, 1},  {PPS_OP_BW, 1, 0}, {PPS_OP_BW, 1, 1}, {PPS_OP_BW, 0, 1},
+        };
+        for (int k = 0; k < 8; k++)
+            s.actions[k] = early[k];
+    }
+    CHECK_EQ_INT(pps_schedule_validate(&s, NULL, &err), PPS_ESCHEDULE);
+    CHECK_STR_CONTAINS(err.msg, "deadlock");
+    CHECK_STR_CONTAINS(err.msg, "stage 0 at step 2 (BW0.0) waits for B/BW0.0 of stage 1");
+    /* V holds two chunks a stage, and no other count. */
+    pps_schedule_release(&s);
+    CHECK_EQ_INT(pps_schedule_alloc(&s, 2, 1, 1, 4), 0);
+    s.placement = PPS_PLACE_V;
+    s.actions[0] = s.actions[2] = (struct pps_action){PPS_OP_F, 0, 0};
+    s.actions[1] = s.actions[3] = (struct pps_action){PPS_OP_BW, 0, 0};
+    s.start[1] = 2;
+    s.start[2] = 4;
+    CHECK_EQ_INT(pps_schedule_validate(&s, NULL, &err), PPS_ESCHEDULE);
+    CHECK_STR_CONTAINS(err.msg, "two chunks on each stage, not v=1");
+    pps_schedule_release(&s);
+    pps_sim_costs_release(&c);
+}
+
 /* Stage 1 twice as slow: GPipe p=2, m=2, tF=1, tB=1: s0 F 0,1; s1 F 1-3, 3-5; s1 BW 5-7, 7-9;
  * s0 BW 7-8, 9-10. */
 static void test_stage_imbalance(void)
@@ -253,6 +327,7 @@ static const struct test_case cases[] = {
     TEST(test_interleaved_matches_theory),
     TEST(test_comm_latency_delays_each_hop),
     TEST(test_stage_imbalance),
+    TEST(test_v_placement_sends_down_and_back_up),
     TEST(test_w_mem_splits_what_b_frees),
     TEST(test_bad_costs_and_deadlocks_are_refused),
     TEST(test_large_pipeline),
