@@ -469,8 +469,10 @@ const char *pps_critpath_via_name(int via);
 /* ------------------------------------------------------------------------------------------- */
 
 /* What the analysis measures, as one number: a summary of another revision is not read (it is
- * made again from the spans). Raise it with any change to a figure the report measures. */
-#define PPS_SUMMARY_REVISION 1
+ * made again from the spans). Raise it with any change to a figure the report measures.
+ * 2: an order of two chunks a stage that runs only placed in V is found (zb-v, or custom in V),
+ * where revision 1 called it no schedule. */
+#define PPS_SUMMARY_REVISION 2
 /* The name the summary of revision R is kept under: "report-rR". */
 #define PPS_SUMMARY_STR_(x) #x
 #define PPS_SUMMARY_STR(x)  PPS_SUMMARY_STR_(x)

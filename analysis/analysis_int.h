@@ -10,6 +10,10 @@
  * Fills rep's mean op costs (tf_ns, tb_ns, tw_ns for rep->n_stages stages, fused_bw, topt_ns)
  * from every compute span of run, and tcomm_ns from the run's metadata. Returns 0 or PPS_ENOMEM.
  */
+/* The placement of run's chunks (enum pps_placement): its schedule's, the one the report named
+ * or the run's metadata names; a loop where neither says. */
+int pps__analysis_placement(const struct pps_run *run, const struct pps_report *rep);
+
 int pps__analysis_costs(const struct pps_run *run, struct pps_report *rep, struct pps_err *err);
 
 /*

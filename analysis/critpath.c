@@ -41,6 +41,7 @@ struct lane {
 struct walk {
     const struct pps_report *rep;
     int p, v;
+    int placement; /* the schedule's (enum pps_placement): which virtual stage a chunk is */
     int barrier;  /* the optimizer step waits for every stage (not post-validated) */
     int messages; /* the run records SEND and RECV spans */
 };
@@ -262,8 +263,8 @@ static int before(const struct pps_span *cand, const struct pps_span *cur)
 }
 
 /* The op that produced cur's input on the neighbouring stage, or NULL: in the virtual stage
- * order k = c*p + s, an F takes the F of k-1, a B or BW the backward of k+1. Its stage and its
- * index there go to *stage and *idx. */
+ * order (the schedule's placement), an F takes the F of k-1, a B or BW the backward of k+1. Its
+ * stage and its index there go to *stage and *idx. */
 static const struct pps_span *input_of(const struct walk *w, const struct lane *lanes,
                                        const struct pps_span *cur, int *stage, long *idx)
 {
@@ -272,12 +273,14 @@ static const struct pps_span *input_of(const struct walk *w, const struct lane *
 
     if (cls < 0 || cur->chunk < 0 || cur->mb < 0 || cur->stage >= w->p)
         return NULL;
-    k = cur->chunk * w->p + cur->stage;
+    if (cur->chunk >= w->v)
+        return NULL;
+    k = pps_place_vstage(w->placement, w->p, cur->stage, cur->chunk);
     from = cls == 0 ? k - 1 : k + 1;
     if (from < 0 || from >= w->p * w->v)
         return NULL;
-    *stage = from % w->p;
-    chunk = from / w->p;
+    *stage = pps_place_stage(w->placement, w->p, from);
+    chunk = pps_place_chunk(w->placement, w->p, from);
     if (*stage >= w->rep->n_stages)
         return NULL;
     i = find_op(&lanes[*stage], cls, chunk, cur->mb);
@@ -617,6 +620,7 @@ int pps_analysis_critpath(const struct pps_run *given, const struct pps_report *
     w.rep = rep;
     w.p = cp->p;
     w.v = cp->v;
+    w.placement = pps__analysis_placement(run, rep);
     w.barrier = !rep->postval;
     w.messages = cp->messages;
     for (int it = 0; it < rep->n_iters; it++) {

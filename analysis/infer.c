@@ -241,6 +241,7 @@ static int observed_order(const struct pps_run *run, const struct pps_report *re
     if (n == 0 || pps_schedule_alloc(sched, rep->p, rep->m, rep->v, n) < 0)
         return n == 0 ? 1 : PPS_ENOMEM;
     sched->kind = -1;
+    sched->placement = pps__analysis_placement(run, rep);
     for (int s = 0; s < rep->p; s++) {
         sched->start[s] = k;
         for (size_t i = 0; i < run->stages[s].n; i++) {
@@ -270,6 +271,8 @@ static int same_order(const struct pps_schedule *a, const struct pps_schedule *b
     for (int s = 0; s <= a->p; s++)
         if (a->start[s] != b->start[s])
             return 0;
+    if (a->placement != b->placement)
+        return 0;
     for (size_t i = 0; i < a->start[a->p]; i++)
         if (a->actions[i].op != b->actions[i].op || a->actions[i].chunk != b->actions[i].chunk ||
             a->actions[i].mb != b->actions[i].mb)
@@ -283,7 +286,7 @@ int pps__analysis_infer_schedule(const struct pps_run *run, struct pps_report *r
     struct pps_schedule seen = PPS_SCHEDULE_INIT;
     struct pps_err perr = {0, ""};
     int32_t label;
-    int rc;
+    int rc, bad;
 
     if (rep->sched_kind >= 0 || rep->p < 1 || rep->m < 1 || rep->n_stages != rep->p)
         return 0;
@@ -303,7 +306,16 @@ int pps__analysis_infer_schedule(const struct pps_run *run, struct pps_report *r
                  "a microbatch)");
         return 0;
     }
-    if (pps_schedule_validate(&seen, NULL, &perr) < 0) {
+    bad = pps_schedule_validate(&seen, NULL, &perr) < 0;
+    if (bad && seen.v == 2 && seen.placement == PPS_PLACE_LOOP) {
+        /* Two chunks a stage that cannot run placed in a loop may be placed in V (ZB-V,
+         * DualPipeV: PyTorch's), which a run that does not name its schedule does not say. */
+        seen.placement = PPS_PLACE_V;
+        bad = pps_schedule_validate(&seen, NULL, NULL) < 0;
+        if (bad)
+            seen.placement = PPS_PLACE_LOOP; /* the loop's fault is the one said */
+    }
+    if (bad) {
         pps_schedule_release(&seen);
         snprintf(rep->infer_note, sizeof(rep->infer_note),
                  "its observed order is no schedule: %.200s", perr.msg);
@@ -328,6 +340,18 @@ int pps__analysis_infer_schedule(const struct pps_run *run, struct pps_report *r
     rep->observed = seen;
     rep->inferred |= PPS_INFERRED_SCHEDULE;
     return 0;
+}
+
+int pps__analysis_placement(const struct pps_run *run, const struct pps_report *rep)
+{
+    int kind = rep && rep->sched_kind >= 0 ? rep->sched_kind
+               : run && run->schedule      ? pps_sched_kind_parse(run->schedule)
+                                           : -1;
+
+    if (kind >= 0)
+        return pps_sched_kind_placement(kind);
+    /* An order no family's: the placement it was found to run in (pps__analysis_infer_schedule). */
+    return rep && rep->observed.actions ? rep->observed.placement : PPS_PLACE_LOOP;
 }
 
 const char *pps_report_schedule_name(const struct pps_run *run, const struct pps_report *rep)

@@ -53,6 +53,7 @@ static int run_schedule(const struct pps_run *run, const struct pps_report *rep,
         memcpy(sched->start, rep->observed.start,
                (size_t)(rep->observed.p + 1) * sizeof(*sched->start));
         sched->kind = -1;
+        sched->placement = rep->observed.placement;
     } else {
         return pps_err_set(perr, PPS_EINVAL, "the run's schedule is not known");
     }

@@ -341,6 +341,7 @@ static int copy_schedule(const struct pps_schedule *from, struct pps_schedule *t
     memcpy(to->actions, from->actions, n * sizeof(*to->actions));
     memcpy(to->start, from->start, (size_t)(from->p + 1) * sizeof(*to->start));
     to->kind = -1;
+    to->placement = from->placement;
     return 0;
 }
 

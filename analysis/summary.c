@@ -267,6 +267,7 @@ static void put_observed(struct pps__sum_out *o, const struct pps_schedule *sc, 
     pps__sum_i64(o, "observed.p", sc->p);
     pps__sum_i64(o, "observed.m", sc->m);
     pps__sum_i64(o, "observed.v", sc->v);
+    pps__sum_i64(o, "observed.placement", sc->placement);
     for (int s = 0; s <= sc->p; s++)
         c->i[s] = (int64_t)sc->start[s];
     pps__sum_i64s(o, "observed.start", c->i, (size_t)sc->p + 1);
@@ -597,6 +598,14 @@ static int get_observed(const struct pps__sum_in *in, struct pps_schedule *sc, s
         cols_alloc(c, (size_t)(n > p ? n : p) + 1))
         return pps_err_set(err, PPS_ENOMEM, "out of memory reading a summary");
     sc->kind = (int)kind;
+    /* Written since the V placement; a summary without it is of a run placed in a loop. */
+    if (pps__sum_count(in, "observed.placement", 'i') == 1) {
+        if ((rc = get_i(in, "observed.placement", &have, err)))
+            return rc;
+        if (have != PPS_PLACE_LOOP && (have != PPS_PLACE_V || v != 2))
+            return pps_err_set(err, PPS_EFORMAT, "the summary's observed schedule is damaged");
+        sc->placement = (int)have;
+    }
     if ((rc = pps__sum_get_i64s(in, "observed.start", c->i, (size_t)p + 1, err)))
         return rc;
     for (int s = 0; s <= p; s++) {

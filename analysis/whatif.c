@@ -12,7 +12,7 @@
 /* Whether kind runs B and W as separate ops. */
 static int splits_bw(int kind)
 {
-    return kind == PPS_SCHED_ZB_H1 || kind == PPS_SCHED_ZB_H2;
+    return pps_sched_kind_split(kind);
 }
 
 /* The stage of r that holds most activations, and how many. */

@@ -24,8 +24,8 @@ static const char usage_text[] =
     "stages, model, data and seed, each into RUN/<schedule>, and are compared at the end.\n"
     "\n"
     "pipeline:\n"
-    "  -s, --schedule S        gpipe, 1f1b, interleaved, zb-h1, zb-h2, or a comma list\n"
-    "                          (default 1f1b)\n"
+    "  -s, --schedule S        gpipe, 1f1b, interleaved, zb-h1, zb-h2, zb-v, or a comma\n"
+    "                          list (default 1f1b)\n"
     "  -p P                    pipeline stages (default 4)\n"
     "  -m M                    microbatches per iteration (default 8)\n"
     "  -v V                    model chunks per stage, interleaved only (default 2 there)\n"
@@ -141,7 +141,7 @@ static int usage_error_schedules(const char *list)
 {
     return pps_cli_usage_error("run",
                                "unknown schedule in '%s' (gpipe, 1f1b, interleaved, "
-                               "zb-h1, zb-h2)",
+                               "zb-h1, zb-h2, zb-v)",
                                list);
 }
 

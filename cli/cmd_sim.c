@@ -44,7 +44,7 @@ static void usage(FILE *f)
             "each stage's idle by phase: warm-up (to its first backward), steady (to its last\n"
             "forward), cool-down (to its last op) and the optimizer barrier (docs/analysis.md).\n"
             "\n"
-            "  -s, --schedule S    gpipe, 1f1b, interleaved, zb-h1, zb-h2; a comma list\n"
+            "  -s, --schedule S    gpipe, 1f1b, interleaved, zb-h1, zb-h2, zb-v; a comma list\n"
             "                      compares them (default 1f1b)\n"
             "  -p P                pipeline stages (default 4)\n"
             "  -m M                microbatches per iteration (default 8)\n"
@@ -92,7 +92,8 @@ static int parse_kinds(struct sim_opts *o, const char *list)
         int k = pps_sched_kind_parse(tok);
         if (k < 0)
             return pps_cli_usage_error(
-                "sim", "unknown schedule '%s' (gpipe, 1f1b, interleaved, zb-h1, zb-h2)", tok);
+                "sim", "unknown schedule '%s' (gpipe, 1f1b, interleaved, zb-h1, zb-h2, zb-v)",
+                tok);
         if (o->n_kinds == MAX_SCHEDULES)
             return pps_cli_usage_error("sim", "at most %d schedules at once", MAX_SCHEDULES);
         o->kinds[o->n_kinds++] = k;
@@ -381,6 +382,10 @@ static void text_case(FILE *f, const struct sim_opts *o, const struct sim_case *
     fprintf(f, "theory: (p-1)/m = %.1f%%   (p-1)/(%sm+p-1) = %.1f%%\n",
             100 * pps_bubble_quoted(p, m), sc->v > 1 ? "v*" : "",
             100 * pps_bubble_exact(p, m, sc->v));
+    if (sc->kind == PPS_SCHED_ZB_V && o->tf == o->tb && o->tb == o->tw && m >= 2 * p - 1)
+        fprintf(f, "zero-bubble theory: zb-v idles 0 in the steady state (tF = tB = tW, m >= "
+                   "2p-1), at 1F1B's peak activations (%d microbatches through a stage)\n",
+                p);
     if (sc->kind == PPS_SCHED_ZB_H1 || sc->kind == PPS_SCHED_ZB_H2) {
         /* The zero-bubble paper's per-stage idle, for tF, tB, tW equal on every stage. */
         double w = sc->kind == PPS_SCHED_ZB_H1 ? o->tw : 2 * o->tw;
@@ -482,12 +487,18 @@ int pps_cmd_sim(int argc, char **argv)
     for (n = 0; n < o.n_kinds; n++) {
         struct sim_case *sc = &cases[n];
         sc->kind = o.kinds[n];
-        sc->v = sc->kind == PPS_SCHED_INTERLEAVED ? o.v : 1;
-        if (sc->kind != PPS_SCHED_INTERLEAVED && o.v != 1 && o.n_kinds == 1) {
-            pps_err_set(&err, PPS_EINVAL,
-                        "%s runs one chunk per stage; -v applies to "
-                        "interleaved only",
-                        pps_sched_kind_name(sc->kind));
+        sc->v = pps_sched_kind_v(sc->kind, o.v);
+        if (o.v_given && o.v != sc->v && o.n_kinds == 1) {
+            if (sc->kind == PPS_SCHED_ZB_V)
+                pps_err_set(&err, PPS_EINVAL,
+                            "zb-v runs two chunks per stage (down the stages and back up); "
+                            "-v %d does not apply",
+                            o.v);
+            else
+                pps_err_set(&err, PPS_EINVAL,
+                            "%s runs one chunk per stage; -v applies to "
+                            "interleaved only",
+                            pps_sched_kind_name(sc->kind));
             goto fail;
         }
         struct pps_schedule init = PPS_SCHEDULE_INIT;

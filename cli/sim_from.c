@@ -27,7 +27,7 @@ static int make_rows(const struct pps_sim_from_opts *o, const struct pps_report 
                      struct row *rows, int *n, struct pps_err *err)
 {
     static const int every[] = {PPS_SCHED_GPIPE, PPS_SCHED_1F1B, PPS_SCHED_INTERLEAVED,
-                                PPS_SCHED_ZB_H1, PPS_SCHED_ZB_H2};
+                                PPS_SCHED_ZB_H1, PPS_SCHED_ZB_H2, PPS_SCHED_ZB_V};
     const int *kinds = o->n_kinds ? o->kinds : every;
     int n_kinds = o->n_kinds ? o->n_kinds : (int)(sizeof(every) / sizeof(every[0]));
     struct pps_whatif_opts wo = {.w_share = o->w_share};
@@ -40,13 +40,13 @@ static int make_rows(const struct pps_sim_from_opts *o, const struct pps_report 
     *n = 1;
     for (int k = 0; k < n_kinds && *n < MAX_ROWS; k++) {
         struct row *r = &rows[*n];
-        int v = o->v ? o->v : kinds[k] == PPS_SCHED_INTERLEAVED ? (rep->v > 1 ? rep->v : 2) : 1;
+        int v = pps_sched_kind_v(kinds[k], o->v ? o->v : rep->v > 1 ? rep->v : 2);
 
         memset(r, 0, sizeof(*r));
         r->w.kind = kinds[k];
         r->w.p = o->p ? o->p : rep->p;
         r->w.m = o->m ? o->m : rep->m;
-        r->w.v = kinds[k] == PPS_SCHED_INTERLEAVED ? v : 1;
+        r->w.v = v;
         /* The run's own question is the baseline already. */
         if (r->w.kind == rep->sched_kind && r->w.p == rep->p && r->w.m == rep->m &&
             r->w.v == rep->v)

@@ -82,7 +82,9 @@ static int64_t msg_id(const struct pps_msg_tag *tag)
 }
 
 /* Receives into x->in what virtual stage `for_vs` waits for from stage src: a RECV span when it
- * was there, else a WAIT span for the time the receive blocked and a RECV at its end. */
+ * was there, else a WAIT span for the time the receive blocked and a RECV at its end. From this
+ * stage itself (one chunk to the next in the V placement) it is a copy, no link's traffic: no
+ * span, and the stage sent it before, so it is there. */
 static int recv_msg(struct exec *x, int src, int kind, int mb, int for_vs, size_t floats,
                     struct pps_err *err)
 {
@@ -94,7 +96,7 @@ static int recv_msg(struct exec *x, int src, int kind, int mb, int for_vs, size_
     ready = x->t->ops->poll(x->t, src, &tag);
     rc = x->t->ops->recv(x->t, src, &tag, x->in, bytes, err);
     t1 = pps_trace_now();
-    if (rc)
+    if (rc || src == x->stage)
         return rc;
     if (ready) {
         pps_trace_p2p_msg(x->tr, PPS_TRACE_RECV, x->stage, src, mb, (int64_t)bytes, t0, t1,
@@ -115,8 +117,9 @@ static int send_msg(struct exec *x, int dst, int kind, int mb, int for_vs, size_
     int64_t t0 = pps_trace_now();
     int rc = x->t->ops->send(x->t, dst, &tag, x->out, bytes, err);
 
-    pps_trace_p2p_msg(x->tr, PPS_TRACE_SEND, x->stage, dst, mb, (int64_t)bytes, t0,
-                      pps_trace_now(), msg_id(&tag));
+    if (dst != x->stage) /* to itself: a copy between its chunks, as recv_msg() says */
+        pps_trace_p2p_msg(x->tr, PPS_TRACE_SEND, x->stage, dst, mb, (int64_t)bytes, t0,
+                          pps_trace_now(), msg_id(&tag));
     return rc;
 }
 

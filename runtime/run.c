@@ -32,9 +32,7 @@ void pps_run_config_init(struct pps_run_config *c)
 
 int pps_run_config_v(const struct pps_run_config *c, int kind)
 {
-    if (kind != PPS_SCHED_INTERLEAVED)
-        return 1;
-    return c->v > 0 ? c->v : 2;
+    return pps_sched_kind_v(kind, c->v);
 }
 
 /* The schedule of kind can be generated for c and is valid. */
@@ -74,7 +72,7 @@ int pps_run_config_check(const struct pps_run_config *c, struct pps_err *err)
             if (c->kinds[j] == c->kinds[i])
                 return pps_err_set(err, PPS_EINVAL, "schedule %s is listed twice",
                                    pps_sched_kind_name(c->kinds[i]));
-        interleaved |= c->kinds[i] == PPS_SCHED_INTERLEAVED;
+        interleaved |= pps_sched_kind_v(c->kinds[i], c->v) > 1;
     }
     if (c->v > 1 && !interleaved)
         return pps_err_set(err, PPS_EINVAL,

@@ -25,6 +25,13 @@ struct pps__run_sched {
     int64_t progress_ns;
 };
 
+/* The stage that holds the last virtual stage, which computes the loss (the schedule's placement:
+ * the last stage in a loop, stage 0 in V). */
+static inline int pps__run_loss_stage(const struct pps__run_sched *rs)
+{
+    return pps_place_stage(rs->sched.placement, rs->p, rs->nvs - 1);
+}
+
 /* Generates and validates the schedule, splits the blocks, loads the text (cpu) and names the
  * run directory (OUT, or OUT/<schedule> when c runs several). Release with
  * pps__run_sched_release() in every case. */

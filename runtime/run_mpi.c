@@ -249,8 +249,8 @@ static int run_one(const struct pps_run_config *c, int kind, int rank, struct pp
     o->clips = er.clips;
     o->rollbacks = er.rollbacks;
     o->reruns = er.reruns;
-    /* The loss lives on the last stage; every rank gets it. */
-    shared[0] = rank == rs.p - 1 ? er.loss : 0;
+    /* The loss lives on the last virtual stage's rank; every rank gets it. */
+    shared[0] = rank == pps__run_loss_stage(&rs) ? er.loss : 0;
     shared[1] = 0;
     rc = t->ops->allreduce_sum(t, shared, 2, err);
     if (rc) {

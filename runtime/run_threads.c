@@ -187,7 +187,7 @@ static int finish(const struct pps__run_sched *rs, struct pps_compute **chunks,
         t1 = st[s].res.t_end_ns > t1 ? st[s].res.t_end_ns : t1;
     }
     o->wall_ns = (double)(t1 - t0);
-    o->loss = st[rs->p - 1].res.loss;
+    o->loss = st[pps__run_loss_stage(rs)].res.loss;
     o->steps = st[0].res.steps;
     o->skips = st[0].res.skips;
     o->clips = st[0].res.clips;
@@ -196,7 +196,7 @@ static int finish(const struct pps__run_sched *rs, struct pps_compute **chunks,
     if (c->check_grads) {
         float *g = NULL;
         size_t n = 0;
-        struct pps_compute *lastc = chunks[(rs->p - 1) * rs->v + rs->v - 1];
+        struct pps_compute *lastc = chunk_of(rs, chunks, rs->nvs - 1);
         rc = gather(rs, chunks, 1, &g, &n, err);
         if (!rc)
             rc = pps__run_compare_grads(rs, g, n, lastc->ops->loss_sum(lastc), o, err);

@@ -17,7 +17,7 @@
  */
 #include <stdlib.h>
 
-#include "schedule.h"
+#include "internal.h"
 
 static void put(struct pps_action *a, int op, int mb, int chunk)
 {
@@ -196,7 +196,7 @@ int pps_schedule_generate(struct pps_schedule *sched, int kind, int p, int m, in
     int rc = pps_schedule_check_params(kind, p, m, v, err);
     if (rc)
         return rc;
-    int split = kind == PPS_SCHED_ZB_H1 || kind == PPS_SCHED_ZB_H2;
+    int split = pps_sched_kind_split(kind);
     size_t n = (size_t)p * (size_t)m * (size_t)v * (split ? 3 : 2);
     if (pps_schedule_alloc(sched, p, m, v, n))
         return pps_err_set(err, PPS_ENOMEM, "out of memory for %zu actions", n);
@@ -211,6 +211,9 @@ int pps_schedule_generate(struct pps_schedule *sched, int kind, int p, int m, in
         break;
     case PPS_SCHED_INTERLEAVED:
         gen_interleaved(sched);
+        break;
+    case PPS_SCHED_ZB_V:
+        pps__gen_zb_v(sched);
         break;
     default:
         rc = gen_zb(sched, kind == PPS_SCHED_ZB_H2, err);

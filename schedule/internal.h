@@ -22,6 +22,9 @@ int pps__schedule_execute(const struct pps_schedule *sched, const struct pps_sim
 int pps__schedule_check_counts(const struct pps_schedule *sched, struct pps_sched_fault *fault,
                                struct pps_err *err);
 
+/* ZB-V's action lists into sched (allocated for p, m, v = 2: 6m actions a stage; generate_v.c). */
+void pps__gen_zb_v(struct pps_schedule *sched);
+
 /* "F3", "BW12", "F3.1" (chunk shown when v > 1) into buf; returns buf. */
 char *pps__action_str(const struct pps_action *a, int v, char *buf, size_t len);
 

@@ -10,6 +10,7 @@ static const char *const kind_names[PPS_SCHED_KIND_COUNT] = {
     [PPS_SCHED_INTERLEAVED] = "interleaved",
     [PPS_SCHED_ZB_H1] = "zb-h1",
     [PPS_SCHED_ZB_H2] = "zb-h2",
+    [PPS_SCHED_ZB_V] = "zb-v",
 };
 
 const char *pps_sched_kind_name(int kind)
@@ -31,8 +32,21 @@ int pps_sched_kind_parse(const char *name)
 
 int pps_sched_kind_placement(int kind)
 {
-    (void)kind; /* every kind so far loops its chunks round the stages */
-    return PPS_PLACE_LOOP;
+    return kind == PPS_SCHED_ZB_V ? PPS_PLACE_V : PPS_PLACE_LOOP;
+}
+
+int pps_sched_kind_v(int kind, int asked)
+{
+    if (kind == PPS_SCHED_ZB_V)
+        return 2;
+    if (kind == PPS_SCHED_INTERLEAVED)
+        return asked > 0 ? asked : 2;
+    return 1;
+}
+
+int pps_sched_kind_split(int kind)
+{
+    return kind == PPS_SCHED_ZB_H1 || kind == PPS_SCHED_ZB_H2 || kind == PPS_SCHED_ZB_V;
 }
 
 const char *pps_placement_name(int placement)
@@ -73,7 +87,12 @@ int pps_schedule_check_params(int kind, int p, int m, int v, struct pps_err *err
     if (m < 1 || m > MAX_M)
         return pps_err_set(err, PPS_EINVAL, "%s needs 1 <= m <= %d microbatches, got m=%d", name,
                            MAX_M, m);
-    if (kind != PPS_SCHED_INTERLEAVED && v != 1)
+    if (kind == PPS_SCHED_ZB_V && v != 2)
+        return pps_err_set(err, PPS_EINVAL,
+                           "zb-v runs two model chunks per stage (v=2), down the stages and back "
+                           "up; got v=%d",
+                           v);
+    if (kind != PPS_SCHED_INTERLEAVED && kind != PPS_SCHED_ZB_V && v != 1)
         return pps_err_set(err, PPS_EINVAL,
                            "%s runs one model chunk per stage (v=1); got v=%d (only interleaved "
                            "takes v > 1)",

@@ -38,6 +38,7 @@ enum pps_sched_kind {
     PPS_SCHED_INTERLEAVED,
     PPS_SCHED_ZB_H1,
     PPS_SCHED_ZB_H2,
+    PPS_SCHED_ZB_V, /* two chunks a stage in the V placement, B and W split */
     PPS_SCHED_KIND_COUNT,
 };
 
@@ -95,11 +96,16 @@ static inline int pps_schedule_vstage(const struct pps_schedule *s, int stage, i
 }
 /* The placement of the schedules of kind (enum pps_sched_kind). */
 int pps_sched_kind_placement(int kind);
+/* The chunks per stage kind runs: asked (interleaved; 0: 2), 2 (zb-v), or 1. */
+int pps_sched_kind_v(int kind, int asked);
+/* Whether kind splits the backward into B and W. */
+int pps_sched_kind_split(int kind);
 /* "loop", "v"; parse returns -1 for an unknown name. */
 const char *pps_placement_name(int placement);
 int pps_placement_parse(const char *name);
 
-/* Name <-> kind: "gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2". Parse returns -1 if unknown. */
+/* Name <-> kind: "gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2", "zb-v". Parse returns -1 if
+ * unknown. */
 const char *pps_sched_kind_name(int kind);
 int pps_sched_kind_parse(const char *name);
 /* One-letter or two-letter op name: "F", "B", "W", "BW". */
@@ -107,7 +113,7 @@ const char *pps_op_name(int op);
 
 /*
  * Checks that (kind, p, m, v) can be generated; on failure names the constraint in err:
- * p >= 1, m >= 1, v == 1 except for interleaved, and for interleaved v >= 1, m % p == 0.
+ * p >= 1, m >= 1, v == 1 except for interleaved (v >= 1, m % p == 0) and zb-v (v == 2).
  */
 int pps_schedule_check_params(int kind, int p, int m, int v, struct pps_err *err);
 

@@ -129,6 +129,7 @@ int pps_schedule_apply_w_budget(const struct pps_schedule *in, const int *budget
     if (pps_schedule_alloc(out, in->p, in->m, in->v, n))
         return pps_err_set(err, PPS_ENOMEM, "out of memory");
     out->kind = in->kind;
+    out->placement = in->placement;
     memcpy(out->start, in->start, sizeof(size_t) * ((size_t)in->p + 1));
     l.v = in->v;
     l.m = in->m;

@@ -76,6 +76,8 @@ int pps__run_build_names(struct pps__run_build *b, char **names, size_t n)
 {
     struct pps_run *run = b->run;
 
+    if (n == 0)
+        return 0; /* names may be NULL: memcpy may not be handed it */
     if (pps__grow((void **)&run->names, &b->names_cap, run->n_names + n, sizeof(*run->names)))
         return PPS_ENOMEM;
     memcpy(run->names + run->n_names, names, n * sizeof(*names));
@@ -87,6 +89,8 @@ int pps__run_build_metrics(struct pps__run_build *b, const struct pps_metric *m,
 {
     struct pps_run *run = b->run;
 
+    if (n == 0)
+        return 0; /* m may be NULL: memcpy may not be handed it */
     if (pps__grow((void **)&run->metrics, &b->metrics_cap, run->n_metrics + n,
                   sizeof(*run->metrics)))
         return PPS_ENOMEM;

@@ -5,6 +5,7 @@ pps_unit_test(test_storage_bad pps_storage)
 pps_unit_test(test_storage_follow pps_storage Threads::Threads)
 # storage/run_build.h: the rows-to-run path the loader and the follower share.
 pps_unit_test(test_run_build pps_storage SQLite::SQLite3)
+set_property(TEST test_run_build APPEND PROPERTY LABELS asan)
 # pps_run_load_window(): a window of a run, through the index, equals the full load filtered.
 pps_unit_test(test_storage_window pps_storage SQLite::SQLite3)
 # Also under the sanitizers in CI (.ci/run, label asan): a new way of reading files.

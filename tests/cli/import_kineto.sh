@@ -43,6 +43,14 @@ for s in gpipe 1f1b interleaved1f1b interleavedzb zbv dualpipev; do
     head -1 "$T/check"
 done
 
+# PyTorch's ScheduleZBVZeroBubble, as its profiler recorded it, is ppscope's zb-v op for op: the
+# order of two chunks a stage that runs only placed in V (analysis/infer.c).
+if "$PPS" report "$T/zbv" 2>&1 | grep -q "^schedule  zb-v (its order, inferred)  p=4 m=8 v=2"; then
+    ok
+else
+    fail "zbv: not found to be zb-v: $("$PPS" report "$T/zbv" 2>&1 | head -n 3)"
+fi
+
 # The files may come in any order: the ranks are those distributedInfo names.
 expect_exit 0 import -q "$fix/zbv-rank-3.json.gz" "$fix/zbv-rank-1.json.gz" \
     "$fix/zbv-rank-0.json.gz" "$fix/zbv-rank-2.json.gz" -o "$T/zbv-shuffled"

@@ -1,6 +1,6 @@
 #!/bin/sh
 # run_check_grads.sh - `ppscope run --check-grads`: the gradients of every schedule (gpipe, 1f1b,
-# interleaved, zb-h1, zb-h2), at several p, m and v, even and uneven partitions (an empty chunk
+# interleaved, zb-h1, zb-h2, zb-v), at several p, m and v, even and uneven partitions (an empty chunk
 # included), are bitwise those of the same model run in one process over the same microbatches.
 # Usage: run_check_grads.sh PATH/TO/ppscope                       (threads transport)
 #        run_check_grads.sh PATH/TO/ppscope mpi HAVE_MPI MPIEXEC  (one rank per stage; exits 77
@@ -54,6 +54,8 @@ if [ "$MODE" = mpi ]; then
     check 4 --schedule interleaved,zb-h1 -p 4 -m 8 --layers 8
     check 4 --schedule interleaved -p 4 -m 4 -v 2 --layers 5 --partition 1,0,1,0,1,1,0,1
     check 4 --schedule zb-h2,zb-h1 -p 4 -m 8 --w-budget 1
+    # ZB-V: two chunks a stage, down the ranks and back up (rank 0 computes the loss).
+    check 3 --schedule zb-v -p 3 -m 5 --layers 7 --partition 2,0,1,1,2,1
     # World size must equal p: one line, exit 2, from one rank.
     timeout -k 10 60 "$MPIEXEC" $LAUNCH -np 3 "$PPS" run --check-grads $SMALL -p 4 -m 4 \
         >"$T/out" 2>"$T/err"
@@ -103,6 +105,12 @@ check --schedule interleaved -p 4 -m 8 -v 2 --layers 8
 check --schedule interleaved -p 3 -m 6 -v 3 --layers 10 --partition 2,0,1,1,2,0,1,1,2
 check --schedule 1f1b,interleaved -p 1 -m 3 --layers 3
 check --schedule zb-h1,zb-h2 -p 6 -m 12 --layers 6
+# ZB-V: the V placement, with fewer microbatches than its order pads to (2p-1), an empty chunk, one
+# stage holding both ends (every hop a copy to itself), and a W budget (which keeps the placement).
+check --schedule zb-v,interleaved -p 4 -m 8 --layers 8
+check --schedule zb-v -p 3 -m 2 --layers 7 --partition 2,0,1,1,2,1
+check --schedule zb-v -p 1 -m 3 --layers 3
+check --schedule zb-v -p 4 -m 8 --w-budget 1
 # The seed and the text change the numbers, not the equality.
 check --schedule zb-h2 -p 2 -m 2 --seed 99 --data "$0"
 cli_finish

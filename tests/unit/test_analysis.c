@@ -616,7 +616,7 @@ static void test_no_prediction_reasons(void)
         int mb; /* the ops' microbatch; -1: they carry none, so m cannot be inferred */
     } cases[] = {
         {NULL, 2, 4, 1, 2, NULL, "does not name its schedule", 0},
-        {"zb-v", 2, 4, 1, 2, NULL, "'zb-v' is not one", 0},
+        {"hanayo", 2, 4, 1, 2, NULL, "'hanayo' is not one", 0},
         {"1f1b", 2, 0, 1, 2, NULL, "p and m", -1},
         {"1f1b", 2, 4, 1, 3, NULL, "3 stages but p = 2", 0},
         {"1f1b", 2, 4, 2, 2, NULL, "v=2", 0},

@@ -146,7 +146,7 @@ static void test_postval_redoes_clipped_steps_exactly(void)
 static void test_check_grads_every_schedule(void)
 {
     static const int kinds[] = {PPS_SCHED_GPIPE, PPS_SCHED_1F1B, PPS_SCHED_INTERLEAVED,
-                                PPS_SCHED_ZB_H1, PPS_SCHED_ZB_H2};
+                                PPS_SCHED_ZB_H1, PPS_SCHED_ZB_H2, PPS_SCHED_ZB_V};
     struct pps_run_config c;
 
     for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
@@ -155,8 +155,9 @@ static void test_check_grads_every_schedule(void)
 
         small_config(&c, kinds[k], 3, 6);
         c.check_grads = 1;
-        c.model.layers = kinds[k] == PPS_SCHED_INTERLEAVED ? 7 : 5; /* uneven, an empty chunk */
-        c.partition = kinds[k] == PPS_SCHED_INTERLEAVED ? "2,0,1,1,2,1" : "3,0,2";
+        int two = pps_run_config_v(&c, kinds[k]) == 2; /* interleaved, zb-v: 6 virtual stages */
+        c.model.layers = two ? 7 : 5; /* uneven, an empty chunk */
+        c.partition = two ? "2,0,1,1,2,1" : "3,0,2";
         CHECK_EQ_INT(pps_run(&c, &res, &err), 0);
         if (err.msg[0])
             fprintf(stderr, "  %s: %s\n", pps_sched_kind_name(kinds[k]), err.msg);

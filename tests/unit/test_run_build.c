@@ -75,7 +75,7 @@ static struct pps_run *build(const struct pps_span *spans, size_t n, const struc
         CHECK_EQ_INT(pps__run_build_stages(&b, N_STAGES), 0);
         for (size_t i = from; i < to; i++)
             CHECK_EQ_INT(pps__run_build_span(&b, &spans[i]), 0);
-        CHECK_EQ_INT(pps__run_build_metrics(&b, m + mfrom, mto - mfrom), 0);
+        CHECK_EQ_INT(pps__run_build_metrics(&b, m ? m + mfrom : NULL, mto - mfrom), 0);
         rc = pps__run_build_end(&b);
         CHECK(rc == 0 || rc == 1);
         *moved |= rc;

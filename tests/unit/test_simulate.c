@@ -223,6 +223,41 @@ static void test_v_placement_sends_down_and_back_up(void)
     pps_sim_costs_release(&c);
 }
 
+/* ZB-V (two chunks a stage in V, B and W split), tF = tB = tW: from m = 2p-1 on, iterations
+ * back to back leave no stage idle, at no more live activations than 1F1B's peak (p microbatches
+ * through a whole stage), which every stage reaches. */
+static void test_zb_v_has_no_steady_bubble_at_1f1b_memory(void)
+{
+    int checked = 0;
+
+    for (int p = 2; p <= 8; p++) {
+        const int ms[] = {2 * p - 1, 2 * p, 4 * p};
+        for (int i = 0; i < 3; i++) {
+            struct sim v, base;
+            double peak = 0;
+            if (run(&v, PPS_SCHED_ZB_V, p, ms[i], 2, 1, 1, 1, -1))
+                return;
+            if (run(&base, PPS_SCHED_1F1B, p, ms[i], 1, 1, 1, 1, -1)) {
+                done(&v);
+                return;
+            }
+            CHECK_EQ_INT(v.s.placement, PPS_PLACE_V);
+            CHECK(v.r.steady_bubble < 1e-12);
+            CHECK(v.r.bubble < base.r.bubble);
+            for (int s = 0; s < p; s++) {
+                CHECK(v.r.peak_act[s] <= base.r.peak_act[0] + 1e-12);
+                peak = v.r.peak_act[s] > peak ? v.r.peak_act[s] : peak;
+            }
+            CHECK_NEAR(peak, (double)p, 1e-12);
+            CHECK_NEAR(base.r.peak_act[0], (double)p, 1e-12);
+            checked++;
+            done(&v);
+            done(&base);
+        }
+    }
+    CHECK_EQ_INT(checked, 21);
+}
+
 /* Stage 1 twice as slow: GPipe p=2, m=2, tF=1, tB=1: s0 F 0,1; s1 F 1-3, 3-5; s1 BW 5-7, 7-9;
  * s0 BW 7-8, 9-10. */
 static void test_stage_imbalance(void)
@@ -328,6 +363,7 @@ static const struct test_case cases[] = {
     TEST(test_comm_latency_delays_each_hop),
     TEST(test_stage_imbalance),
     TEST(test_v_placement_sends_down_and_back_up),
+    TEST(test_zb_v_has_no_steady_bubble_at_1f1b_memory),
     TEST(test_w_mem_splits_what_b_frees),
     TEST(test_bad_costs_and_deadlocks_are_refused),
     TEST(test_large_pipeline),
