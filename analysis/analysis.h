@@ -520,6 +520,8 @@ struct pps_summary_series {
     int64_t *t0, *t1;
     double *compute_ns, *device_ns;
     unsigned char *kind;
+    /* Where the run's labelled spans lie, windows or not: the earliest start, the latest end. */
+    int64_t run_t0, run_t1;
 };
 /*
  * From the summary buf of a run: whole iterations whose labelled spans number at most keep (one

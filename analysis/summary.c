@@ -994,7 +994,14 @@ int pps_summary_pick(const void *buf, size_t len, size_t keep, int anchor, int d
     rc = 0;
     if (series) {
         struct pps_err ignored = {0, ""};
-        series_of(&in, series, &ignored);
+        if (series_of(&in, series, &ignored) == 0 && series->n) {
+            series->run_t0 = v[2][0];
+            series->run_t1 = v[3][0];
+            for (int64_t k = 1; k < n; k++) {
+                series->run_t0 = v[2][k] < series->run_t0 ? v[2][k] : series->run_t0;
+                series->run_t1 = v[3][k] > series->run_t1 ? v[3][k] : series->run_t1;
+            }
+        }
     }
 out:
     for (int f = 0; f < 4; f++)
@@ -1023,6 +1030,13 @@ static int series_of(const struct pps__sum_in *in, struct pps_summary_series *ou
         goto out;
     }
     cells = (size_t)n * (size_t)ns;
+    /* What the bytes hold, before asking for memory by it (check_sizes' rule). */
+    if (pps__sum_count(in, "iter.t0", 'i') != n || pps__sum_count(in, "iter.t1", 'i') != n ||
+        pps__sum_count(in, "iter.stage.compute_ns", 'd') != (int64_t)cells ||
+        pps__sum_count(in, "iter.stage.busy_ns", 'd') != (int64_t)(cells * K)) {
+        rc = pps_err_set(err, PPS_EFORMAT, "a damaged summary (its iterations)");
+        goto out;
+    }
     labels = malloc((size_t)n * sizeof(*labels));
     out->iter = malloc((size_t)n * sizeof(*out->iter));
     out->window_ns = malloc((size_t)n * sizeof(*out->window_ns));
@@ -1047,7 +1061,9 @@ static int series_of(const struct pps__sum_in *in, struct pps_summary_series *ou
         (rc = pps__sum_get_f64s(in, "iter.stage.busy_ns", busy, cells * K, err)))
         goto out;
     for (int64_t k = 0; k < n; k++) {
-        if (labels[k] < INT32_MIN || labels[k] > INT32_MAX || out->t1[k] < out->t0[k]) {
+        /* Times are within 2^62 ns of 0 (docs/schema.md): their differences fit. */
+        if (labels[k] < INT32_MIN || labels[k] > INT32_MAX || out->t1[k] < out->t0[k] ||
+            out->t0[k] <= -((int64_t)1 << 62) || out->t1[k] >= (int64_t)1 << 62) {
             rc = pps_err_set(err, PPS_EFORMAT, "a damaged summary (its iterations)");
             goto out;
         }

@@ -320,28 +320,38 @@ static int bench_live(const char *dir, const struct tile *t, double rate, double
     return 0;
 }
 
+/* Opens path in ui (initialised with o) and draws its first frame into f: 0, with the seconds
+ * each took; 1 when it cannot be opened (said on stderr). */
+static int open_timed(struct pps_tui *ui, const struct pps_tui_opts *o, const char *path,
+                      struct pps_tui_frame *f, double *t_open, double *t_first)
+{
+    struct pps_err err = {0, ""};
+    double t0;
+
+    pps_tui_init(ui, o);
+    t0 = now_s();
+    if (pps_tui_open(ui, path, NULL, &err) < 0) {
+        fprintf(stderr, "bench_view: %s\n", err.msg);
+        return 1;
+    }
+    *t_open = now_s() - t0;
+    t0 = now_s();
+    pps_tui_draw(ui, f);
+    *t_first = now_s() - t0;
+    return 0;
+}
+
 /* --open RUN: the frames of a run made elsewhere, at every zoom from the whole run down. */
 static int open_frames(const char *path, size_t max_spans)
 {
     struct pps_tui_opts o = {1, 0, 0.5, 0, 0, NULL};
     struct pps_tui ui;
     struct pps_tui_frame f;
-    struct pps_err err = {0, ""};
-    double t0, t_open, t_first, mean, p99, max;
+    double t_open, t_first, mean, p99, max;
 
     o.max_spans = max_spans;
-    if (pps_tui_frame_init(&f, 200, 50) < 0)
+    if (pps_tui_frame_init(&f, 200, 50) < 0 || open_timed(&ui, &o, path, &f, &t_open, &t_first))
         return 1;
-    pps_tui_init(&ui, &o);
-    t0 = now_s();
-    if (pps_tui_open(&ui, path, NULL, &err) < 0) {
-        fprintf(stderr, "bench_view: %s\n", err.msg);
-        return 1;
-    }
-    t_open = now_s() - t0;
-    t0 = now_s();
-    pps_tui_draw(&ui, &f);
-    t_first = now_s() - t0;
     printf("open %s: %.3f s, %zu spans held, %zu iterations in its summary\n", path, t_open,
            ui.models[0].run->n_spans, ui.models[0].run_iters.n);
     printf("  first frame 200x50    %8.3f ms\n", 1e3 * t_first);
@@ -430,16 +440,8 @@ int main(int argc, char **argv)
     pps_run_free(run);
 
     /* The real path: open, then the first frame. */
-    pps_tui_init(&ui, &o);
-    t0 = now_s();
-    if (pps_tui_open(&ui, big, NULL, &err) < 0) {
-        fprintf(stderr, "bench_view: %s\n", err.msg);
+    if (open_timed(&ui, &o, big, &f, &t_open, &t_first))
         return 1;
-    }
-    t_open = now_s() - t0;
-    t0 = now_s();
-    pps_tui_draw(&ui, &f);
-    t_first = now_s() - t0;
     printf("\nopen %zu spans:\n", ui.models[0].run->n_spans);
     printf("  pps_run_load          %8.3f s\n", t_load);
     printf("  report                %8.3f s\n", t_rep);

@@ -163,15 +163,22 @@ static void draw_lane(struct pps_tui *ui, struct pps_tui_frame *f, int model, in
         pps_tui_frame_put(f, l->label_w - 1, y, '>', PPS_TUI_C_KEY, PPS_TUI_A_BOLD);
     pps_tui_index_columns(m->index, lane, a, b, n, cols);
     /* Past the time held: the run's other iterations, from its summary (lod.c). */
+    /* A stage's figures, on its first lane (a run with chunks has a lane per chunk); not in A/B,
+     * which reads no other iterations. */
     stage = chunk = -1;
-    if (m->index)
+    if (m->index && ui->n_models == 1)
         pps_tui_index_lane_id(m->index, lane, &stage, &chunk);
-    pps__tui_lod_columns(&m->run_iters, stage, pps_tui_index_lane_device(m->index, lane),
-                         m->run->t_min, m->run->t_max, a, b, n, lod);
+    pps__tui_lod_columns(m, chunk > 0 ? -1 : stage, pps_tui_index_lane_device(m->index, lane), a,
+                         b, n, lod);
     for (int x = 0; x < n; x++) {
         int k = cols[x].kind, partial = cols[x].cover < 128;
 
-        if (lod[x].level > 0)
+        /* The summary where no span held is: a straggler of a held iteration in another's
+         * window shows as itself. */
+        if (lod[x].level > 0 && !k && ui->opts.ascii) /* eighths as digits: no ASCII ramp is */
+            pps_tui_frame_put(f, l->bars_x + x, y, (uint32_t)('0' + lod[x].level),
+                              pps__tui_kind_color(lod[x].kind), 0);
+        else if (lod[x].level > 0 && !k)
             pps_tui_frame_put(f, l->bars_x + x, y, PPS_TUI_G_SPARK0 + (uint32_t)lod[x].level - 1,
                               pps__tui_kind_color(lod[x].kind), 0);
         else if (!k)

@@ -244,6 +244,37 @@ static void step_onto(struct pps_tui *ui, int it, int to, int64_t from_t0, int d
 }
 
 /* Next (dir 1) or previous iteration, keeping the zoom and the offset into the iteration. */
+/*
+ * At a centre past the iterations held (a view zoomed out from the run's summary, lod.c), n and p
+ * (dir 1, -1) step through the summary's iterations as they step through held ones (same zoom and
+ * offset into the iteration; a view wider than one fits the next), and f (dir 0) fits the one at
+ * the centre: 1. 0 where the centre is in what is held, which the spans answer.
+ */
+static int summary_move(struct pps_tui *ui, int dir)
+{
+    const struct pps_tui_model *m = &ui->models[0];
+    const struct pps_summary_series *s = &m->run_iters;
+    int k = ui->n_models == 1 ? pps__tui_lod_iter_at(m, centre(ui)) : -1, to = k + dir;
+    int64_t base, w, a, b;
+
+    if (k < 0)
+        return 0;
+    if (to < 0 || to >= (int)s->n) {
+        pps__tui_say(ui, "no %s iteration", dir > 0 ? "later" : "earlier");
+        return 1;
+    }
+    base = m->run->t_min;
+    a = s->t0[to] - base;
+    b = s->t1[to] - base;
+    w = ui->t1 - ui->t0;
+    ui->follow = 0;
+    if (dir == 0 || w > b - a)
+        pps__tui_set_range(ui, a - (b - a) / 50, b + (b - a) / 50 + 1);
+    else
+        pps__tui_pan(ui, s->t0[to] - s->t0[k]);
+    return 1;
+}
+
 static void step_iter(struct pps_tui *ui, int dir)
 {
     const struct pps_report *rep = ui->models[0].rep;
@@ -266,6 +297,8 @@ static void step_iter(struct pps_tui *ui, int dir)
                      ui->step_wait.more + 1, ui->step_wait.more ? "s" : "");
         return;
     }
+    if (summary_move(ui, dir))
+        return;
 
     if (it < 0 && !rep) {
         pps__tui_say(ui, "iterations are known once the run is loaded");
@@ -379,6 +412,8 @@ static void do_fit_iter(struct pps_tui *ui)
 {
     int it = pps__tui_iter_at(ui, 0, centre(ui));
 
+    if (summary_move(ui, 0))
+        return;
     if (it < 0 && !ui->models[0].rep) {
         pps__tui_say(ui, "iterations are known once the run is loaded");
         return;

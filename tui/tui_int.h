@@ -73,17 +73,22 @@ struct pps__tui_lod_col {
     unsigned char kind; /* the kind it shows in (colour) */
 };
 /*
- * Columns of stage's lane (its device row where device) over [t0, t1) (ns on the run's own
- * clock) in n <= PPS__TUI_MAX_COLS columns, from the summary's iterations s: level -1 for a
- * column that meets [held_t0, held_t1) or that no iteration outside it reaches; else the
- * eighths of the column the stage computed (on the device), each iteration's time spread evenly
- * over its window, and the kind with most of it.
+ * Columns of stage's lane (its device row where device) of model m over [t0, t1) (ns on the
+ * run's own clock) in n <= PPS__TUI_MAX_COLS columns, from its summary's iterations (run_iters):
+ * level -1 for a column that meets the iterations held (pps__tui_lod_held()) or that no other
+ * iteration reaches; else the eighths of the column the stage computed (on the device), each
+ * iteration's share of its window spread over the part of it no earlier window covers, and the
+ * kind with most of it.
  */
-void pps__tui_lod_columns(const struct pps_summary_series *s, int stage, int device,
-                          int64_t held_t0, int64_t held_t1, int64_t t0, int64_t t1, int n,
-                          struct pps__tui_lod_col *out);
+void pps__tui_lod_columns(const struct pps_tui_model *m, int stage, int device, int64_t t0,
+                          int64_t t1, int n, struct pps__tui_lod_col *out);
+/* From the first window of the iterations m holds (by label) to the end of the last, on the
+ * run's clock, into *t0, *t1: 1; 0 (the held spans' extent in them) where the model has no
+ * summary's iterations or holds none of them. */
+int pps__tui_lod_held(const struct pps_tui_model *m, int64_t *t0, int64_t *t1);
 /* The summary's iteration (an index into m->run_iters) whose window holds view time t of model
- * m (relative to its first span held), where t lies outside the time held; -1 otherwise. */
+ * m (relative to its first span held), or the nearest, where t lies outside the iterations held;
+ * -1 otherwise. */
 int pps__tui_lod_iter_at(const struct pps_tui_model *m, int64_t t);
 
 /* ---- view.c: the visible range and what moves it ---- */

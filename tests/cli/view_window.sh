@@ -89,6 +89,12 @@ if grep -q "MISSING" "$T/paged.txt"; then fail "a paged view calls iterations mi
 "$PPS" view --once --size 120x24 --max-spans 4000 --keys "Gfpppppppppppp" "$T/sim" "$T/sim" \
     >"$T/ab.txt"
 if grep -q "no earlier iteration" "$T/ab.txt"; then ok; else fail "A/B paged: $(tail -n 3 "$T/ab.txt")"; fi
+# Nor does A/B draw either run past what it holds from its summary (lod.c): no eighth blocks on
+# its lanes, zoomed out as far as it goes.
+"$PPS" view --once --size 120x30 --max-spans 4000 --keys "-----" "$T/sim" "$T/sim" >"$T/ab.txt"
+if perl -CSD -ne 'exit 1 if /^[AB] s\d/ && /[\x{2581}-\x{2588}]/' "$T/ab.txt"; then ok; else
+    fail "A/B draws from a summary: $(head -n 9 "$T/ab.txt")"
+fi
 
 # g goes to the run's own start (the view at its first span, as a view of the run whole holding
 # those iterations stands there), and where it cannot be read, to the start of what is held.

@@ -966,7 +966,7 @@ static void test_view_zoomed_out_shows_the_run_past_what_it_holds(void)
                     best = it->stages[s].busy_ns[kk];
                     kind = kk;
                 }
-            pps__tui_lod_columns(all, s, 0, held->t_min, held->t_max, it->t0, it->t1, 1, &c);
+            pps__tui_lod_columns(&ui.models[0], s, 0, it->t0, it->t1, 1, &c);
             CHECK_EQ_INT(c.level, lod_level_of(it, s));
             CHECK_EQ_INT(c.kind, kind);
             checked++;
@@ -974,8 +974,7 @@ static void test_view_zoomed_out_shows_the_run_past_what_it_holds(void)
     }
     CHECK(checked >= 4);
     /* A column that meets the time held is drawn from the spans. */
-    pps__tui_lod_columns(all, 0, 0, held->t_min, held->t_max, held->t_min - 1000,
-                         held->t_min + 1000, 1, &c);
+    pps__tui_lod_columns(&ui.models[0], 0, 0, held->t_min - 1000, held->t_min + 1000, 1, &c);
     CHECK_EQ_INT(c.level, -1);
 
     /* Opened, the view fits what is held; a fits the whole run. */
@@ -987,9 +986,11 @@ static void test_view_zoomed_out_shows_the_run_past_what_it_holds(void)
     CHECK(ui.t0 < lo && ui.t1 > hi);
     CHECK(pps_tui_frame_init(&f, 120, 40) == 0);
     pps_tui_draw(&ui, &f);
+    /* o.ascii: eighths as digits, where no ASCII ramp would be told from the idle dot. */
     for (int x = 0; x < f.cols; x++) {
         uint32_t ch = pps_tui_frame_at(&f, x, 1)->ch;
-        lod_cells += ch >= PPS_TUI_G_SPARK0 && ch <= PPS_TUI_G_SPARK0 + 7;
+        lod_cells += ch >= '1' && ch <= '8';
+        CHECK(ch < PPS_TUI_G_SPARK0 || ch > PPS_TUI_G_SPARK0 + 7);
     }
     CHECK(lod_cells > 60); /* most of the run is not held */
     pps_tui_format_ns((double)(hi - lo), len, sizeof(len));
@@ -1000,10 +1001,87 @@ static void test_view_zoomed_out_shows_the_run_past_what_it_holds(void)
              all->iter[pps__tui_lod_iter_at(&ui.models[0], (ui.t0 + ui.t1) / 2)]);
     CHECK(pps__tui_lod_iter_at(&ui.models[0], (ui.t0 + ui.t1) / 2) >= 0);
     CHECK_STR_CONTAINS(frame_text(&f, 0), want);
+
+    /* f, n and p go by the iteration the status line names: f fits its window, n and p step
+     * to the next and previous at the same width (a view wider than one fits it). */
+    {
+        int k = pps__tui_lod_iter_at(&ui.models[0], (ui.t0 + ui.t1) / 2), k2;
+        int64_t base = held->t_min, w;
+        CHECK(pps_tui_keys(&ui, "f", &err) == 0);
+        CHECK(ui.t0 < all->t0[k] - base && ui.t1 > all->t1[k] - base);
+        CHECK(ui.t1 - ui.t0 < (all->t1[k] - all->t0[k]) * 11 / 10);
+        w = ui.t1 - ui.t0;
+        CHECK(pps_tui_keys(&ui, "n", &err) == 0);
+        k2 = pps__tui_lod_iter_at(&ui.models[0], (ui.t0 + ui.t1) / 2);
+        CHECK_EQ_INT(all->iter[k2], all->iter[k] + 1);
+        CHECK(ui.t1 - ui.t0 == w);
+        CHECK(pps_tui_keys(&ui, "pp", &err) == 0);
+        k2 = pps__tui_lod_iter_at(&ui.models[0], (ui.t0 + ui.t1) / 2);
+        CHECK_EQ_INT(all->iter[k2], all->iter[k] - 1);
+        pps_tui_draw(&ui, &f);
+        snprintf(want, sizeof(want), "iteration %d (from the summary; not held)", all->iter[k2]);
+        CHECK_STR_CONTAINS(frame_text(&f, 0), want);
+    }
+    /* Without --ascii, eighth blocks. */
+    ui.opts.ascii = 0;
+    CHECK(pps_tui_keys(&ui, "a", &err) == 0);
+    pps_tui_draw(&ui, &f);
+    lod_cells = 0;
+    for (int x = 0; x < f.cols; x++) {
+        uint32_t ch = pps_tui_frame_at(&f, x, 1)->ch;
+        lod_cells += ch >= PPS_TUI_G_SPARK0 && ch <= PPS_TUI_G_SPARK0 + 7;
+    }
+    CHECK(lod_cells > 60);
     pps_tui_frame_release(&f);
     pps_tui_release(&ui);
     pps_report_free(rep);
     pps_run_free(run);
+}
+
+/* Where windows overlap (post-validated iterations), the overlap takes the earlier iteration's
+ * share, so a column never counts time twice; held iterations (by label) and the time between
+ * them are drawn from the spans; a chunk lane past the first of a stage gets nothing. */
+static void test_lod_counts_overlapping_windows_once(void)
+{
+    static int iter[3] = {0, 1, 2};
+    static int64_t t0[3] = {0, 50, 200}, t1[3] = {100, 150, 300};
+    static double compute[3] = {50, 100, 80}, device[3] = {0, 0, 0};
+    static unsigned char kind[3] = {PPS_SPAN_F, PPS_SPAN_B, PPS_SPAN_F};
+    struct pps_run run;
+    struct pps_tui_model m;
+    struct pps__tui_lod_col c[3];
+    int64_t h0, h1;
+
+    memset(&run, 0, sizeof(run));
+    memset(&m, 0, sizeof(m));
+    run.first_iter = 2;
+    run.t_min = 190; /* a straggler of iteration 1 held with iteration 2 */
+    run.t_max = 300;
+    m.run = &run;
+    m.run_iters = (struct pps_summary_series){3, iter, NULL, NULL, 1, t0, t1, compute, device, kind,
+                                              0, 300};
+    CHECK_EQ_INT(pps__tui_lod_held(&m, &h0, &h1), 1);
+    CHECK(h0 == 200 && h1 == 300);
+    pps__tui_lod_columns(&m, 0, 0, 0, 150, 1, c);
+    CHECK_EQ_INT(c[0].level, 5); /* (0.5 * 100 + 1.0 * 50) / 150, not (50 + 100) / 150 */
+    pps__tui_lod_columns(&m, 0, 0, 0, 150, 3, c);
+    CHECK_EQ_INT(c[0].level, 4);
+    CHECK_EQ_INT(c[0].kind, PPS_SPAN_F);
+    CHECK_EQ_INT(c[1].level, 4); /* [50, 100): iteration 0's own */
+    CHECK_EQ_INT(c[2].level, 8); /* [100, 150): iteration 1's own */
+    CHECK_EQ_INT(c[2].kind, PPS_SPAN_B);
+    /* [150, 200) is no iteration's: idle; [200, 300) is held. */
+    pps__tui_lod_columns(&m, 0, 0, 100, 300, 4, c);
+    CHECK_EQ_INT(c[0].level, 8);
+    CHECK_EQ_INT(c[1].level, -1);
+    CHECK_EQ_INT(c[2].level, -1);
+    pps__tui_lod_columns(&m, -1, 0, 0, 150, 1, c);
+    CHECK_EQ_INT(c[0].level, -1);
+    /* The status line's iteration: the window holding the time, else the nearest not held. */
+    CHECK_EQ_INT(pps__tui_lod_iter_at(&m, 10 - 190), 0);
+    CHECK_EQ_INT(pps__tui_lod_iter_at(&m, 120 - 190), 1);
+    CHECK_EQ_INT(pps__tui_lod_iter_at(&m, 170 - 190), 1);
+    CHECK_EQ_INT(pps__tui_lod_iter_at(&m, 250 - 190), -1);
 }
 
 /* A view that holds part of a summarised run charts the whole run too: every iteration's
@@ -1154,6 +1232,7 @@ static const struct test_case cases[] = {
     TEST(test_view_step_past_the_held_waits_for_its_read),
     TEST(test_view_charts_the_whole_run_it_holds_part_of),
     TEST(test_view_zoomed_out_shows_the_run_past_what_it_holds),
+    TEST(test_lod_counts_overlapping_windows_once),
     TEST(test_view_jump_keeps_its_width_and_gives_way),
     TEST(test_view_ab_aligned_by_iteration),
     TEST(test_once_writes_the_frame),
