@@ -290,6 +290,9 @@ const char *pps_verdict_name(int verdict);
 /* The run's schedule as the report names it: the family it names or that its order matches,
  * "custom" for an observed order no family has, NULL when unknown. */
 const char *pps_report_schedule_name(const struct pps_run *run, const struct pps_report *rep);
+/* The v of the theory (p-1)/(v*m+p-1) beside the run: its chunks where they loop round the
+ * stages (interleaved), 1 where they go down and back up (V: the pipe fills once, as 1F1B's). */
+int pps_report_theory_v(const struct pps_report *rep);
 
 /* "812 ns", "1.23 ms", "45.6 s": a duration with three significant figures, as flags print it. */
 void pps_format_ns(double ns, char *buf, size_t len);

@@ -354,6 +354,15 @@ int pps__analysis_placement(const struct pps_run *run, const struct pps_report *
     return rep && rep->observed.actions ? rep->observed.placement : PPS_PLACE_LOOP;
 }
 
+int pps_report_theory_v(const struct pps_report *rep)
+{
+    int v_placed = rep->sched_kind >= 0 ? pps_sched_kind_placement(rep->sched_kind) == PPS_PLACE_V
+                                        : rep->observed.actions &&
+                                              rep->observed.placement == PPS_PLACE_V;
+
+    return v_placed ? 1 : rep->v;
+}
+
 const char *pps_report_schedule_name(const struct pps_run *run, const struct pps_report *rep)
 {
     if (rep->sched_kind >= 0)

@@ -836,13 +836,13 @@ int pps_analysis_report(const struct pps_run *given, struct pps_report **out, st
     if ((ret = mark_present(run, rep, err)) < 0)
         goto out;
     pps__analysis_infer_shape(run, rep);
-    if (rep->p >= 1 && rep->m >= 1) {
-        rep->bubble_quoted = pps_bubble_quoted(rep->p, rep->m);
-        rep->bubble_exact = pps_bubble_exact(rep->p, rep->m, rep->v);
-    }
     ret = pps__analysis_infer_schedule(run, rep, err);
     if (ret < 0)
         goto out;
+    if (rep->p >= 1 && rep->m >= 1) {
+        rep->bubble_quoted = pps_bubble_quoted(rep->p, rep->m);
+        rep->bubble_exact = pps_bubble_exact(rep->p, rep->m, pps_report_theory_v(rep));
+    }
     measure_iters(run, ix, labels, rep);
     mark_partial(rep);
     sum_iters(ix, rep);

@@ -365,7 +365,8 @@ static void print_bubble(FILE *f, const struct pps_run *run, const struct pps_re
                 rep->n_device_stages, rep->n_device_stages == 1 ? "" : "s");
     }
     print_pct(f, "theory    (p-1)/m", rep->bubble_quoted);
-    print_pct(f, rep->v > 1 ? "   (p-1)/(v*m+p-1)" : "   (p-1)/(m+p-1)", rep->bubble_exact);
+    print_pct(f, pps_report_theory_v(rep) > 1 ? "   (p-1)/(v*m+p-1)" : "   (p-1)/(m+p-1)",
+              rep->bubble_exact);
     fprintf(f, "\n");
     if (rep->have_prediction) {
         char t[32];

@@ -302,6 +302,13 @@ struct sim_case {
     struct pps_sim_result res;
 };
 
+/* The v of the theory (p-1)/(v*m+p-1): the chunks where they loop round the stages, 1 in V
+ * (pps_report_theory_v()'s rule). */
+static int theory_v(const struct sim_case *sc)
+{
+    return sc->sched.placement == PPS_PLACE_V ? 1 : sc->v;
+}
+
 /* The stages' idle in phase ph over (p * makespan): the four add up to the bubble. */
 static double phase_bubble(const struct pps_sim_result *r, int ph)
 {
@@ -333,7 +340,7 @@ static void json_case(struct pps_json *j, const struct sim_opts *o, const struct
     pps_json_double(j, "steady_period", sc->res.steady_period);
     pps_json_double(j, "steady_bubble", sc->res.steady_bubble);
     pps_json_double(j, "bubble_quoted", pps_bubble_quoted(p, sc->sched.m));
-    pps_json_double(j, "bubble_exact", pps_bubble_exact(p, sc->sched.m, sc->v));
+    pps_json_double(j, "bubble_exact", pps_bubble_exact(p, sc->sched.m, theory_v(sc)));
     pps_json_begin_array(j, "peak_activations");
     for (int s = 0; s < p; s++)
         pps_json_double(j, NULL, sc->res.peak_act[s]);
@@ -380,8 +387,8 @@ static void text_case(FILE *f, const struct sim_opts *o, const struct sim_case *
     fprintf(f, "makespan %g   bubble %.1f%%   steady-state bubble %.1f%% (period %g)\n",
             r->makespan, 100 * r->bubble, 100 * r->steady_bubble, r->steady_period);
     fprintf(f, "theory: (p-1)/m = %.1f%%   (p-1)/(%sm+p-1) = %.1f%%\n",
-            100 * pps_bubble_quoted(p, m), sc->v > 1 ? "v*" : "",
-            100 * pps_bubble_exact(p, m, sc->v));
+            100 * pps_bubble_quoted(p, m), theory_v(sc) > 1 ? "v*" : "",
+            100 * pps_bubble_exact(p, m, theory_v(sc)));
     if (sc->kind == PPS_SCHED_ZB_V && o->tf == o->tb && o->tb == o->tw && m >= 2 * p - 1)
         fprintf(f, "zero-bubble theory: zb-v idles 0 in the steady state (tF = tB = tW, m >= "
                    "2p-1), at 1F1B's peak activations (%d microbatches through a stage)\n",

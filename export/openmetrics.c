@@ -128,7 +128,7 @@ static void run_figure(struct om *o, const char *name, const char *unit, const c
 
 static void figures(struct om *o, const struct pps_report *rep)
 {
-    const char *exact = rep->v > 1 ? "(p-1)/(v*m+p-1)" : "(p-1)/(m+p-1)";
+    const char *exact = pps_report_theory_v(rep) > 1 ? "(p-1)/(v*m+p-1)" : "(p-1)/(m+p-1)";
 
     run_figure(o, "ppscope_mean_bubble_ratio", "ratio",
                "The run's bubble: the mean of its whole iterations' bubbles.", rep->bubble);

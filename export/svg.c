@@ -422,7 +422,8 @@ static int draw_legend(struct svg *g, double y)
     }
     lines += legend_text(g, y + lines * LINE_H, "predicted", line);
     snprintf(line, sizeof(line), "%s %s, (p-1)/m %s (p=%d m=%d v=%d)",
-             rep->v > 1 ? "(p-1)/(v*m+p-1)" : "(p-1)/(m+p-1)", c, d, rep->p, rep->m, rep->v);
+             pps_report_theory_v(rep) > 1 ? "(p-1)/(v*m+p-1)" : "(p-1)/(m+p-1)", c, d, rep->p,
+             rep->m, rep->v);
     lines += legend_text(g, y + lines * LINE_H, "theory", line);
     pps_report_verdict(rep, verdict, sizeof(verdict));
     lines += legend_text(g, y + lines * LINE_H, "verdict", verdict);

@@ -74,6 +74,10 @@ int pps_run_config_check(const struct pps_run_config *c, struct pps_err *err)
                                    pps_sched_kind_name(c->kinds[i]));
         interleaved |= pps_sched_kind_v(c->kinds[i], c->v) > 1;
     }
+    if (c->n_kinds == 1 && c->kinds[0] == PPS_SCHED_ZB_V && c->v > 0 && c->v != 2)
+        return pps_err_set(err, PPS_EINVAL,
+                           "v=%d: zb-v runs two chunks per stage (down the stages and back up)",
+                           c->v);
     if (c->v > 1 && !interleaved)
         return pps_err_set(err, PPS_EINVAL,
                            "v=%d: only the interleaved schedule runs several chunks per stage",

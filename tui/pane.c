@@ -211,7 +211,7 @@ static int draw_bubble(const struct pps_tui *ui, const struct pps_tui_model *m,
         pct(rep->bubble_quoted, a, sizeof(a));
         pct(rep->bubble_exact, c, sizeof(c));
         snprintf(line, sizeof(line), "theory   (p-1)/m %-7s %s %s", a,
-                 rep->v > 1 ? "(p-1)/(v*m+p-1)" : "(p-1)/(m+p-1)", c);
+                 pps_report_theory_v(rep) > 1 ? "(p-1)/(v*m+p-1)" : "(p-1)/(m+p-1)", c);
         pps__tui_text_fit(f, x, y + n++, w, line, PPS_TUI_C_DEFAULT, 0, ascii);
     }
     if (n < h) {
