@@ -523,7 +523,7 @@ struct pps_summary_series {
     int64_t *t0, *t1;
     double *compute_ns, *device_ns;
     unsigned char *kind;
-    /* Where the run's labelled spans lie, windows or not: the earliest start, the latest end. */
+    /* The whole run: from the earliest window or labelled span to the latest. */
     int64_t run_t0, run_t1;
 };
 /*

@@ -995,9 +995,13 @@ int pps_summary_pick(const void *buf, size_t len, size_t keep, int anchor, int d
     if (series) {
         struct pps_err ignored = {0, ""};
         if (series_of(&in, series, &ignored) == 0 && series->n) {
-            series->run_t0 = v[2][0];
-            series->run_t1 = v[3][0];
-            for (int64_t k = 1; k < n; k++) {
+            series->run_t0 = series->t0[0];
+            series->run_t1 = series->t1[0];
+            for (size_t k = 0; k < series->n; k++) {
+                series->run_t0 = series->t0[k] < series->run_t0 ? series->t0[k] : series->run_t0;
+                series->run_t1 = series->t1[k] > series->run_t1 ? series->t1[k] : series->run_t1;
+            }
+            for (int64_t k = 0; k < n; k++) {
                 series->run_t0 = v[2][k] < series->run_t0 ? v[2][k] : series->run_t0;
                 series->run_t1 = v[3][k] > series->run_t1 ? v[3][k] : series->run_t1;
             }

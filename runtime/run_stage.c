@@ -126,7 +126,7 @@ int pps__run_chunks_trace(const struct pps__run_sched *rs, int stage, struct pps
         return pps_err_set(err, PPS_ENOMEM, "out of memory for the run's metadata");
     /* Interning takes the tracer's lock: done once here, so the ops record by id. */
     for (int c = 0; c < rs->v; c++) {
-        int vs = c * rs->p + stage, b0 = rs->first_block[vs];
+        int vs = pps_schedule_vstage(&rs->sched, stage, c), b0 = rs->first_block[vs];
         int nb = rs->first_block[vs + 1] - b0, n = nb + 2;
         int32_t *ids = malloc((size_t)n * sizeof(*ids));
 
@@ -249,7 +249,7 @@ static int write_meta(struct pps__run_sched *rs, int stage, struct pps_tracer *t
         buf[0] = '\0';
         for (int ch = 0; ch < rs->v; ch++) {
             size_t after_f = 0, after_b = 0, used = strlen(buf);
-            int vs = ch * rs->p + stage;
+            int vs = pps_schedule_vstage(&rs->sched, stage, ch);
 
             pps_model_act_bytes(s, rs->first_block[vs + 1] - rs->first_block[vs], vs == 0,
                                 vs == rs->nvs - 1, &after_f, &after_b);
@@ -268,9 +268,9 @@ static int write_meta(struct pps__run_sched *rs, int stage, struct pps_tracer *t
     if (c->backend != PPS_BACKEND_EMU) {
         rc |= pps_trace_meta(t, "model", buf);
         /* Where the model's ends are: the embedding in virtual stage 0, the LM head and the loss
-         * in the last. Only a run that says so gets them named in its diagnosis. */
+         * in the last (stage 0 in V). Only a run that says so gets them named in its diagnosis. */
         rc |= pps_trace_meta_int(t, "model_embedding_stage", 0);
-        rc |= pps_trace_meta_int(t, "model_head_stage", (rs->p * rs->v - 1) % rs->p);
+        rc |= pps_trace_meta_int(t, "model_head_stage", pps__run_loss_stage(rs));
         rc |= pps_trace_meta(t, "backend", pps_run_kernels_backend(c->backend));
         rc |= pps_trace_meta(t, "data", rs->data ? rs->data->path : "");
         pps_kernels_describe(pps_run_kernels_backend(c->backend), buf, sizeof(buf));

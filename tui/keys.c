@@ -243,7 +243,6 @@ static void step_onto(struct pps_tui *ui, int it, int to, int64_t from_t0, int d
         pps__tui_fit_iter(ui, to);
 }
 
-/* Next (dir 1) or previous iteration, keeping the zoom and the offset into the iteration. */
 /*
  * At a centre past the iterations held (a view zoomed out from the run's summary, lod.c), n and p
  * (dir 1, -1) step through the summary's iterations as they step through held ones (same zoom and
@@ -275,6 +274,7 @@ static int summary_move(struct pps_tui *ui, int dir)
     return 1;
 }
 
+/* Next (dir 1) or previous iteration, keeping the zoom and the offset into the iteration. */
 static void step_iter(struct pps_tui *ui, int dir)
 {
     const struct pps_report *rep = ui->models[0].rep;

@@ -92,12 +92,8 @@ void pps__tui_bounds(const struct pps_tui *ui, int64_t *lo, int64_t *hi)
     if (ui->n_models != 1 || !m->run || !s->n)
         return;
     /* Every window, and every labelled span inside or outside them. */
-    a = s->run_t0 < s->run_t1 ? s->run_t0 : s->t0[0];
-    b = s->run_t0 < s->run_t1 ? s->run_t1 : s->t1[0];
-    for (size_t k = 0; k < s->n; k++) {
-        a = s->t0[k] < a ? s->t0[k] : a;
-        b = s->t1[k] > b ? s->t1[k] : b;
-    }
+    a = s->run_t0;
+    b = s->run_t1;
     /* Times are within 2^62 ns of 0 (series_of(), the reader): the differences fit. */
     if (a <= -((int64_t)1 << 62) || b >= (int64_t)1 << 62)
         return;

@@ -111,6 +111,21 @@ check --schedule zb-v,interleaved -p 4 -m 8 --layers 8
 check --schedule zb-v -p 3 -m 2 --layers 7 --partition 2,0,1,1,2,1
 check --schedule zb-v -p 1 -m 3 --layers 3
 check --schedule zb-v -p 4 -m 8 --w-budget 1
+# A zb-v run's metadata is placed in V too: each stage's activation bytes are its own chunks'
+# (the schedule's memory equals the measured), and the LM head is on stage 0, with the embedding.
+# shellcheck disable=SC2086
+run_pps run $SMALL --schedule zb-v -p 2 -m 4 --iters 2 --layers 5 --partition 2,0,1,2 \
+    --out "$T/zv"
+if [ "$rc" -eq 0 ] && "$PPS" report --json "$T/zv" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+st = d["memory"]["stages"]
+assert all(s["act_peak_bytes"] == s["schedule_act_bytes"] for s in st), st
+' && "$PPS" report "$T/zv" | grep -q "stage 0 .*holds the embedding and the LM head"; then
+    ok
+else
+    fail "zb-v metadata: $(cat "$T/err"; "$PPS" report "$T/zv" 2>&1 | grep -A4 '^memory')"
+fi
 # The seed and the text change the numbers, not the equality.
 check --schedule zb-h2 -p 2 -m 2 --seed 99 --data "$0"
 cli_finish
