@@ -24,11 +24,12 @@ static const char usage_text[] =
     "stages, model, data and seed, each into RUN/<schedule>, and are compared at the end.\n"
     "\n"
     "pipeline:\n"
-    "  -s, --schedule S        gpipe, 1f1b, interleaved, zb-h1, zb-h2, zb-v, or a comma\n"
-    "                          list (default 1f1b)\n"
+    "  -s, --schedule S        " PPS_SCHED_NAMES ",\n"
+    "                          or a comma list (default 1f1b)\n"
     "  -p P                    pipeline stages (default 4)\n"
     "  -m M                    microbatches per iteration (default 8)\n"
-    "  -v V                    model chunks per stage, interleaved only (default 2 there)\n"
+    "  -v V                    model chunks per stage, interleaved and interleaved-zb only\n"
+    "                          (default 2 there)\n"
     "      --backend B         cpu: the real model, real math (default); cuda: the same on\n"
     "                          a GPU (cuBLAS and CUDA kernels; PPS_CUDA_DEVICE picks it);\n"
     "                          emu: an EMULATED device, every op sleeps its modeled time and\n"
@@ -140,8 +141,7 @@ struct run_opts {
 static int usage_error_schedules(const char *list)
 {
     return pps_cli_usage_error("run",
-                               "unknown schedule in '%s' (gpipe, 1f1b, interleaved, "
-                               "zb-h1, zb-h2, zb-v)",
+                               "unknown schedule in '%s' (" PPS_SCHED_NAMES ")",
                                list);
 }
 

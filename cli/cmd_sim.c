@@ -4,6 +4,7 @@
  * every report and viewer works on predictions as on measurements.
  */
 #include <getopt.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -44,12 +45,12 @@ static void usage(FILE *f)
             "each stage's idle by phase: warm-up (to its first backward), steady (to its last\n"
             "forward), cool-down (to its last op) and the optimizer barrier (docs/analysis.md).\n"
             "\n"
-            "  -s, --schedule S    gpipe, 1f1b, interleaved, zb-h1, zb-h2, zb-v; a comma list\n"
-            "                      compares them (default 1f1b)\n"
+            "  -s, --schedule S    " PPS_SCHED_NAMES ";\n"
+            "                      a comma list compares them (default 1f1b)\n"
             "  -p P                pipeline stages (default 4)\n"
             "  -m M                microbatches per iteration (default 8)\n"
-            "  -v V                model chunks per stage, interleaved only (default 1; 2 for\n"
-            "                      interleaved)\n"
+            "  -v V                model chunks per stage, interleaved and interleaved-zb only\n"
+            "                      (default 2 there)\n"
             "      --tf T          forward time of one microbatch through a stage (default 1)\n"
             "      --tb T          input-gradient backward time (default 1)\n"
             "      --tw T          weight-gradient backward time (default 1); unsplit\n"
@@ -92,7 +93,7 @@ static int parse_kinds(struct sim_opts *o, const char *list)
         int k = pps_sched_kind_parse(tok);
         if (k < 0)
             return pps_cli_usage_error(
-                "sim", "unknown schedule '%s' (gpipe, 1f1b, interleaved, zb-h1, zb-h2, zb-v)",
+                "sim", "unknown schedule '%s' (" PPS_SCHED_NAMES ")",
                 tok);
         if (o->n_kinds == MAX_SCHEDULES)
             return pps_cli_usage_error("sim", "at most %d schedules at once", MAX_SCHEDULES);
@@ -255,7 +256,7 @@ static int parse_args(struct sim_opts *o, int argc, char **argv)
                                    o->cost_opt);
     if (!v_given)
         for (int k = 0; k < o->n_kinds; k++)
-            if (o->kinds[k] == PPS_SCHED_INTERLEAVED)
+            if (o->kinds[k] == PPS_SCHED_INTERLEAVED || o->kinds[k] == PPS_SCHED_INTERLEAVED_ZB)
                 o->v = 2;
     if (o->unit_ns <= 0)
         return pps_cli_usage_error("sim", "--unit-ns must be > 0");
@@ -368,6 +369,29 @@ static void json_case(struct pps_json *j, const struct sim_opts *o, const struct
     pps_json_end_object(j);
 }
 
+/* The zero-bubble theory's idle per stage (pps_zb_theory_idle), where it holds: the same costs
+ * on every stage and no message time. */
+static void zb_theory(FILE *f, const struct sim_opts *o, const struct sim_case *sc)
+{
+    static const char *const formula[PPS_SCHED_KIND_COUNT] = {
+        [PPS_SCHED_ZB_H1] = "(p-1)max(tF, tF+tB-tW)",
+        [PPS_SCHED_ZB_H2] = "(p-1)max(0, tF+tB-2tW)",
+        [PPS_SCHED_INTERLEAVED_ZB] = "(p-1)max(tF, tF+tB-tW)/v",
+    };
+    int p = sc->sched.p, m = sc->sched.m, steady = 0;
+    double idle = pps_zb_theory_idle(sc->kind, p, m, sc->v, o->tf, o->tb, o->tw, &steady);
+
+    if (isnan(idle) || o->stage_mult || o->tcomm != 0)
+        return;
+    if (sc->kind == PPS_SCHED_ZB_V)
+        fprintf(f, "zero-bubble theory: zb-v idles 0 in the steady state (tF = tB = tW, m >= "
+                   "2p-1), at 1F1B's peak activations (%d microbatches through a stage)\n",
+                p);
+    else if (formula[sc->kind])
+        fprintf(f, "zero-bubble theory: %s = %g idle per stage%s\n", formula[sc->kind], idle,
+                steady ? " in the steady state" : "");
+}
+
 static void text_case(FILE *f, const struct sim_opts *o, const struct sim_case *sc)
 {
     const struct pps_sim_result *r = &sc->res;
@@ -389,18 +413,7 @@ static void text_case(FILE *f, const struct sim_opts *o, const struct sim_case *
     fprintf(f, "theory: (p-1)/m = %.1f%%   (p-1)/(%sm+p-1) = %.1f%%\n",
             100 * pps_bubble_quoted(p, m), theory_v(sc) > 1 ? "v*" : "",
             100 * pps_bubble_exact(p, m, theory_v(sc)));
-    if (sc->kind == PPS_SCHED_ZB_V && o->tf == o->tb && o->tb == o->tw && m >= 2 * p - 1)
-        fprintf(f, "zero-bubble theory: zb-v idles 0 in the steady state (tF = tB = tW, m >= "
-                   "2p-1), at 1F1B's peak activations (%d microbatches through a stage)\n",
-                p);
-    if (sc->kind == PPS_SCHED_ZB_H1 || sc->kind == PPS_SCHED_ZB_H2) {
-        /* The zero-bubble paper's per-stage idle, for tF, tB, tW equal on every stage. */
-        double w = sc->kind == PPS_SCHED_ZB_H1 ? o->tw : 2 * o->tw;
-        double idle = (p - 1) * (o->tf + o->tb - w);
-        fprintf(f, "zero-bubble theory: (p-1)(tF+tB-%stW) = %g idle per stage%s\n",
-                sc->kind == PPS_SCHED_ZB_H1 ? "" : "2", idle > 0 ? idle : 0,
-                sc->kind == PPS_SCHED_ZB_H2 ? " in the steady state" : "");
-    }
+    zb_theory(f, o, sc);
     fprintf(f, "stage      busy      idle   idle%%  peak act\n");
     for (int s = 0; s < p; s++)
         fprintf(f, "%5d %9g %9g %6.1f%% %9g\n", s, r->busy[s], r->idle[s],
@@ -504,7 +517,7 @@ int pps_cmd_sim(int argc, char **argv)
             else
                 pps_err_set(&err, PPS_EINVAL,
                             "%s runs one chunk per stage; -v applies to "
-                            "interleaved only",
+                            "interleaved and interleaved-zb only",
                             pps_sched_kind_name(sc->kind));
             goto fail;
         }

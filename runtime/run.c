@@ -80,7 +80,7 @@ int pps_run_config_check(const struct pps_run_config *c, struct pps_err *err)
                            c->v);
     if (c->v > 1 && !interleaved)
         return pps_err_set(err, PPS_EINVAL,
-                           "v=%d: only the interleaved schedule runs several chunks per stage",
+                           "v=%d: only interleaved and interleaved-zb run several chunks per stage",
                            c->v);
     if (c->w_budget < 0)
         return pps_err_set(err, PPS_EINVAL, "a W budget of %d: the most pending W's, 0 for none",

@@ -25,6 +25,12 @@ int pps__schedule_check_counts(const struct pps_schedule *sched, struct pps_sche
 /* ZB-V's action lists into sched (allocated for p, m, v = 2: 6m actions a stage; generate_v.c). */
 void pps__gen_zb_v(struct pps_schedule *sched);
 
+/* Interleaved zero bubble's action lists into sched (allocated for p, m, v: 3vm actions a stage;
+ * generate_izb.c), and the size of its groups of microbatches: m / max(1, m / p), or -1 when the
+ * groups cannot all be that size. */
+void pps__gen_interleaved_zb(struct pps_schedule *sched);
+int pps__izb_group(int p, int m);
+
 /* "F3", "BW12", "F3.1" (chunk shown when v > 1) into buf; returns buf. */
 char *pps__action_str(const struct pps_action *a, int v, char *buf, size_t len);
 

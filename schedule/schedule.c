@@ -1,8 +1,9 @@
 /* schedule.c - schedule names, parameter checks, allocation, and the bubble theory. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "schedule.h"
+#include "internal.h"
 
 static const char *const kind_names[PPS_SCHED_KIND_COUNT] = {
     [PPS_SCHED_GPIPE] = "gpipe",
@@ -11,6 +12,7 @@ static const char *const kind_names[PPS_SCHED_KIND_COUNT] = {
     [PPS_SCHED_ZB_H1] = "zb-h1",
     [PPS_SCHED_ZB_H2] = "zb-h2",
     [PPS_SCHED_ZB_V] = "zb-v",
+    [PPS_SCHED_INTERLEAVED_ZB] = "interleaved-zb",
 };
 
 const char *pps_sched_kind_name(int kind)
@@ -39,14 +41,15 @@ int pps_sched_kind_v(int kind, int asked)
 {
     if (kind == PPS_SCHED_ZB_V)
         return 2;
-    if (kind == PPS_SCHED_INTERLEAVED)
+    if (kind == PPS_SCHED_INTERLEAVED || kind == PPS_SCHED_INTERLEAVED_ZB)
         return asked > 0 ? asked : 2;
     return 1;
 }
 
 int pps_sched_kind_split(int kind)
 {
-    return kind == PPS_SCHED_ZB_H1 || kind == PPS_SCHED_ZB_H2 || kind == PPS_SCHED_ZB_V;
+    return kind == PPS_SCHED_ZB_H1 || kind == PPS_SCHED_ZB_H2 || kind == PPS_SCHED_ZB_V ||
+           kind == PPS_SCHED_INTERLEAVED_ZB;
 }
 
 const char *pps_placement_name(int placement)
@@ -92,20 +95,26 @@ int pps_schedule_check_params(int kind, int p, int m, int v, struct pps_err *err
                            "zb-v runs two model chunks per stage (v=2), down the stages and back "
                            "up; got v=%d",
                            v);
-    if (kind != PPS_SCHED_INTERLEAVED && kind != PPS_SCHED_ZB_V && v != 1)
+    int chunked = kind == PPS_SCHED_INTERLEAVED || kind == PPS_SCHED_INTERLEAVED_ZB;
+    if (!chunked && kind != PPS_SCHED_ZB_V && v != 1)
         return pps_err_set(err, PPS_EINVAL,
                            "%s runs one model chunk per stage (v=1); got v=%d (only interleaved "
-                           "takes v > 1)",
+                           "and interleaved-zb take v > 1)",
                            name, v);
     if ((long)p * m * (v > 0 ? v : 1) > MAX_CELLS)
         return pps_err_set(err, PPS_EINVAL,
                            "%s with p=%d, m=%d, v=%d is %ld microbatch-stage pairs, more than the "
                            "%ld ppscope schedules",
                            name, p, m, v, (long)p * m * (v > 0 ? v : 1), MAX_CELLS);
+    if (chunked && (v < 1 || v > MAX_V))
+        return pps_err_set(err, PPS_EINVAL, "%s needs 1 <= v <= %d chunks, got v=%d", name, MAX_V,
+                           v);
+    if (kind == PPS_SCHED_INTERLEAVED_ZB && pps__izb_group(p, m) < 0)
+        return pps_err_set(err, PPS_EINVAL,
+                           "interleaved-zb sends microbatches round in %d groups (m / p) of equal "
+                           "size; got m=%d, not a multiple of %d",
+                           m / p, m, m / p);
     if (kind == PPS_SCHED_INTERLEAVED) {
-        if (v < 1 || v > MAX_V)
-            return pps_err_set(err, PPS_EINVAL, "interleaved needs 1 <= v <= %d chunks, got v=%d",
-                               MAX_V, v);
         /* Megatron's interleaved order walks microbatches in groups of p. */
         if (m % p != 0)
             return pps_err_set(err, PPS_EINVAL,
@@ -141,6 +150,24 @@ void pps_schedule_release(struct pps_schedule *sched)
     sched->kind = -1;
     sched->placement = PPS_PLACE_LOOP;
     sched->p = sched->m = sched->v = 0;
+}
+
+double pps_zb_theory_idle(int kind, int p, int m, int v, double tf, double tb, double tw,
+                          int *steady)
+{
+    double fill = tf > tf + tb - tw ? tf : tf + tb - tw;
+    double h2 = tf + tb - 2 * tw;
+    int st = kind == PPS_SCHED_ZB_H2 || kind == PPS_SCHED_ZB_V;
+
+    if (steady)
+        *steady = st;
+    if ((kind == PPS_SCHED_ZB_H1 || kind == PPS_SCHED_INTERLEAVED_ZB) && m >= p)
+        return (p - 1) * fill / (kind == PPS_SCHED_ZB_H1 || v < 1 ? 1 : v);
+    if (kind == PPS_SCHED_ZB_H2 && m >= 2 * p - 1)
+        return (p - 1) * (h2 > 0 ? h2 : 0);
+    if (kind == PPS_SCHED_ZB_V && m >= 2 * p - 1 && tf == tb && tb == tw)
+        return 0;
+    return NAN;
 }
 
 double pps_bubble_quoted(int p, int m)

@@ -39,6 +39,7 @@ enum pps_sched_kind {
     PPS_SCHED_ZB_H1,
     PPS_SCHED_ZB_H2,
     PPS_SCHED_ZB_V, /* two chunks a stage in the V placement, B and W split */
+    PPS_SCHED_INTERLEAVED_ZB, /* interleaved 1F1B, B and W split, W's deferred */
     PPS_SCHED_KIND_COUNT,
 };
 
@@ -96,7 +97,7 @@ static inline int pps_schedule_vstage(const struct pps_schedule *s, int stage, i
 }
 /* The placement of the schedules of kind (enum pps_sched_kind). */
 int pps_sched_kind_placement(int kind);
-/* The chunks per stage kind runs: asked (interleaved; 0: 2), 2 (zb-v), or 1. */
+/* The chunks per stage kind runs: asked (interleaved, interleaved-zb; 0: 2), 2 (zb-v), or 1. */
 int pps_sched_kind_v(int kind, int asked);
 /* Whether kind splits the backward into B and W. */
 int pps_sched_kind_split(int kind);
@@ -104,8 +105,8 @@ int pps_sched_kind_split(int kind);
 const char *pps_placement_name(int placement);
 int pps_placement_parse(const char *name);
 
-/* Name <-> kind: "gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2", "zb-v". Parse returns -1 if
- * unknown. */
+/* Name <-> kind: the names of PPS_SCHED_NAMES. Parse returns -1 if unknown. */
+#define PPS_SCHED_NAMES "gpipe, 1f1b, interleaved, zb-h1, zb-h2, zb-v, interleaved-zb"
 const char *pps_sched_kind_name(int kind);
 int pps_sched_kind_parse(const char *name);
 /* One-letter or two-letter op name: "F", "B", "W", "BW". */
@@ -113,7 +114,8 @@ const char *pps_op_name(int op);
 
 /*
  * Checks that (kind, p, m, v) can be generated; on failure names the constraint in err:
- * p >= 1, m >= 1, v == 1 except for interleaved (v >= 1, m % p == 0) and zb-v (v == 2).
+ * p >= 1, m >= 1, v == 1 except for interleaved (v >= 1, m % p == 0), interleaved-zb (v >= 1,
+ * m a multiple of m / p when m >= 2p: groups of equal size) and zb-v (v == 2).
  */
 int pps_schedule_check_params(int kind, int p, int m, int v, struct pps_err *err);
 
@@ -288,6 +290,20 @@ int pps_sim_phases(const struct pps_schedule *sched, const struct pps_sim_result
  */
 void pps_schedule_stage_memory(const struct pps_schedule *sc, int s, const double *after_f,
                                const double *after_b, double *act_peak, int *pw_peak);
+
+/*
+ * The zero-bubble theory of kind's idle per stage, with tF, tB, tW the same on every stage and no
+ * message time; NaN where kind has none or (p, m) is outside where it holds. *steady (may be
+ * NULL) says whether it is the steady state's, iterations back to back, or one iteration's:
+ *   zb-h1           (p-1) max(tF, tF+tB-tW) an iteration, m >= p: the paper's (p-1)(tF+tB-tW)
+ *                   while tW <= tB; past that the fill's forwards, (p-1)tF, are what idles
+ *   zb-h2           (p-1) max(0, tF+tB-2tW) in the steady state, m >= 2p-1
+ *   interleaved-zb  zb-h1's over v: (p-1) max(tF, tF+tB-tW) / v an iteration, m >= p
+ *   zb-v            0 in the steady state when tF = tB = tW, m >= 2p-1
+ * The simulator reproduces each (test_simulate.c); a stage's iteration is m(tF+tB+tW) plus it.
+ */
+double pps_zb_theory_idle(int kind, int p, int m, int v, double tf, double tb, double tw,
+                          int *steady);
 
 /* The bubble as users quote it, (p-1)/m, and exactly, (p-1)/(v*m + p-1). */
 double pps_bubble_quoted(int p, int m);

@@ -56,6 +56,8 @@ if [ "$MODE" = mpi ]; then
     check 4 --schedule zb-h2,zb-h1 -p 4 -m 8 --w-budget 1
     # ZB-V: two chunks a stage, down the ranks and back up (rank 0 computes the loss).
     check 3 --schedule zb-v -p 3 -m 5 --layers 7 --partition 2,0,1,1,2,1
+    # Interleaved zero bubble: W's deferred across chunks, groups of 4 (m/(m/p)) microbatches on 3 ranks.
+    check 3 --schedule interleaved-zb -p 3 -m 8 -v 2 --layers 7 --partition 2,0,1,1,2,1
     # World size must equal p: one line, exit 2, from one rank.
     timeout -k 10 60 "$MPIEXEC" $LAUNCH -np 3 "$PPS" run --check-grads $SMALL -p 4 -m 4 \
         >"$T/out" 2>"$T/err"
@@ -111,6 +113,13 @@ check --schedule zb-v,interleaved -p 4 -m 8 --layers 8
 check --schedule zb-v -p 3 -m 2 --layers 7 --partition 2,0,1,1,2,1
 check --schedule zb-v -p 1 -m 3 --layers 3
 check --schedule zb-v -p 4 -m 8 --w-budget 1
+# Interleaved zero bubble: more chunks, fewer microbatches than stages (one group of m), groups
+# that are not p (m=10 on 4 stages: 2 groups of 5), an empty chunk, and a W budget.
+check --schedule interleaved-zb,interleaved -p 4 -m 8 --layers 8
+check --schedule interleaved-zb -p 3 -m 6 -v 3 --layers 10 --partition 2,0,1,1,2,0,1,1,2
+check --schedule interleaved-zb -p 4 -m 3 --layers 8
+check --schedule interleaved-zb -p 4 -m 10 --layers 8 --w-budget 1
+check --schedule interleaved-zb -p 1 -m 3 -v 2 --layers 3
 # A zb-v run's metadata is placed in V too: each stage's activation bytes are its own chunks'
 # (the schedule's memory equals the measured), and the LM head is on stage 0, with the embedding.
 # shellcheck disable=SC2086

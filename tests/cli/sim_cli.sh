@@ -48,7 +48,7 @@ grep -q '^zb-h1 .* 0.33x' "$T/text" && ok || fail "comparison lacks ZB-H1 at 0.3
 expect_exit 2 sim --schedule zb-h3 && stderr_has "unknown schedule 'zb-h3'"
 expect_exit 2 sim -p 0 && stderr_has "needs a positive integer"
 expect_exit 2 sim --schedule interleaved -p 4 -m 6 -v 2 && stderr_has "multiple of p"
-expect_exit 2 sim --schedule zb-h1 -v 2 && stderr_has "applies to interleaved only"
+expect_exit 2 sim --schedule zb-h1 -v 2 && stderr_has "applies to interleaved and interleaved-zb only"
 expect_exit 2 sim --tf abc && stderr_has "--tf needs a number"
 expect_exit 2 sim --tf -1 && stderr_has "--tf needs a number from 0 to 1e12, got '-1'"
 expect_exit 2 sim -p 4096 -m 1048576 && stderr_has "microbatch-stage pairs, more than"
@@ -61,5 +61,20 @@ fi
 expect_exit 2 sim --frobnicate && stderr_has "unknown option"
 expect_exit 2 sim --stage-mult 1,2 && stderr_has "4 positive numbers"
 expect_exit 2 simulate && stderr_has "not a ppscope command"
+
+# The zero-bubble theory line is the simulated idle, and is printed only where it holds.
+expect_exit 0 sim -s interleaved-zb -p 4 -m 16
+grep -q "^zero-bubble theory: (p-1)max(tF, tF+tB-tW)/v = 1.5 idle per stage$" "$T/out" &&
+    grep -q "^makespan 49.5 " "$T/out" && ok || fail "interleaved-zb theory: $(cat "$T/out")"
+expect_exit 0 sim -s zb-h1 -p 4 -m 16 --tw 2
+grep -q "^zero-bubble theory: (p-1)max(tF, tF+tB-tW) = 3 idle per stage$" "$T/out" && ok ||
+    fail "zb-h1 theory with tW > tB: $(grep theory "$T/out")"
+for args in "-s zb-h1 -p 4 -m 3" "-s interleaved-zb -p 4 -m 8 --stage-mult 2,1,1,1" \
+    "-s zb-h2 -p 4 -m 8 --tcomm 0.5"; do
+    # shellcheck disable=SC2086
+    expect_exit 0 sim $args
+    if grep -q "zero-bubble theory" "$T/out"; then fail "sim $args: a theory that does not hold"; else ok; fi
+done
+expect_exit 2 sim -s interleaved-zb -p 4 -m 9 && stderr_has "not a multiple of 2"
 
 cli_finish
