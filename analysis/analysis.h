@@ -293,6 +293,14 @@ const char *pps_report_schedule_name(const struct pps_run *run, const struct pps
 /* The v of the theory (p-1)/(v*m+p-1) beside the run: its chunks where they loop round the
  * stages (interleaved), 1 where they go down and back up (V: the pipe fills once, as 1F1B's). */
 int pps_report_theory_v(const struct pps_report *rep);
+/* The run's placement (enum pps_placement): its schedule kind's, else the observed order's, else
+ * the loop. */
+int pps_report_placement(const struct pps_report *rep);
+/* The zero-bubble theory's bubble for the run's schedule (pps_zb_theory_idle) with the stages'
+ * mean measured op times, no message time and no optimizer step: idle / (m(tF+tB+tW) + idle),
+ * an iteration's or (*steady = 1) the steady state's; NaN where the schedule has none, the
+ * shape is outside where it holds, or the costs are unknown. */
+double pps_report_zb_theory(const struct pps_report *rep, int *steady);
 
 /* "812 ns", "1.23 ms", "45.6 s": a duration with three significant figures, as flags print it. */
 void pps_format_ns(double ns, char *buf, size_t len);

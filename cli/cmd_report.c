@@ -324,8 +324,9 @@ static void print_host(FILE *f, const struct pps_report *rep)
 static void print_bubble(FILE *f, const struct pps_run *run, const struct pps_report *rep)
 {
     char verdict[512];
-    double lo = INFINITY, hi = -INFINITY;
+    double lo = INFINITY, hi = -INFINITY, zb;
     struct time_unit u;
+    int zb_steady;
 
     for (int it = 0; it < rep->n_iters; it++) {
         if (rep->iters[it].partial)
@@ -368,6 +369,12 @@ static void print_bubble(FILE *f, const struct pps_run *run, const struct pps_re
     print_pct(f, pps_report_theory_v(rep) > 1 ? "   (p-1)/(v*m+p-1)" : "   (p-1)/(m+p-1)",
               rep->bubble_exact);
     fprintf(f, "\n");
+    zb = pps_report_zb_theory(rep, &zb_steady);
+    if (!isnan(zb))
+        fprintf(f,
+                "          zero-bubble %.1f%%%s: %s idle a stage at the stages' mean op times, "
+                "no message time or optimizer step\n",
+                100 * zb, zb_steady ? " steady" : "", pps_zb_theory_formula(rep->sched_kind));
     if (rep->have_prediction) {
         char t[32];
 
@@ -631,6 +638,7 @@ static void print_json(FILE *f, const struct pps_run *run, const struct pps_repo
     json_positive_or_null(&j, "p", rep->p);
     json_positive_or_null(&j, "m", rep->m);
     pps_json_int(&j, "v", rep->v);
+    pps_json_string(&j, "placement", pps_placement_name(pps_report_placement(rep)));
     json_status(&j, run, rep);
     pps_json_int(&j, "dropped", rep->dropped);
     pps_json_int(&j, "n_stages", rep->n_present);
@@ -654,6 +662,12 @@ static void print_json(FILE *f, const struct pps_run *run, const struct pps_repo
     pps_json_bool(&j, "postval", rep->postval);
     pps_json_double(&j, "bubble_quoted", rep->bubble_quoted);
     pps_json_double(&j, "bubble_exact", rep->bubble_exact);
+    {
+        int steady;
+        double zb = pps_report_zb_theory(rep, &steady);
+        pps_json_double(&j, "bubble_zero_bubble_theory", zb);
+        pps_json_bool(&j, "zero_bubble_theory_steady", !isnan(zb) && steady);
+    }
     json_prediction(&j, rep);
     pps_json_begin_object(&j, "verdict");
     pps_json_string(&j, "kind", pps_verdict_name(v));

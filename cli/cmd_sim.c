@@ -320,6 +320,16 @@ static double phase_bubble(const struct pps_sim_result *r, int ph)
     return r->makespan > 0 ? idle / (r->p * r->makespan) : 0.0;
 }
 
+/* The zero-bubble theory's idle per stage (pps_zb_theory_idle), where it holds: the same costs
+ * on every stage and no message time; else NaN. */
+static double zb_theory_idle(const struct sim_opts *o, const struct sim_case *sc, int *steady)
+{
+    if (o->stage_mult || o->tcomm != 0)
+        return NAN;
+    return pps_zb_theory_idle(sc->kind, sc->sched.p, sc->sched.m, sc->v, o->tf, o->tb, o->tw,
+                              steady);
+}
+
 static void json_case(struct pps_json *j, const struct sim_opts *o, const struct sim_case *sc,
                       const struct pps_sim_costs *c)
 {
@@ -342,6 +352,7 @@ static void json_case(struct pps_json *j, const struct sim_opts *o, const struct
     pps_json_double(j, "steady_bubble", sc->res.steady_bubble);
     pps_json_double(j, "bubble_quoted", pps_bubble_quoted(p, sc->sched.m));
     pps_json_double(j, "bubble_exact", pps_bubble_exact(p, sc->sched.m, theory_v(sc)));
+    pps_json_double(j, "zero_bubble_theory_idle", zb_theory_idle(o, sc, NULL));
     pps_json_begin_array(j, "peak_activations");
     for (int s = 0; s < p; s++)
         pps_json_double(j, NULL, sc->res.peak_act[s]);
@@ -369,26 +380,20 @@ static void json_case(struct pps_json *j, const struct sim_opts *o, const struct
     pps_json_end_object(j);
 }
 
-/* The zero-bubble theory's idle per stage (pps_zb_theory_idle), where it holds: the same costs
- * on every stage and no message time. */
 static void zb_theory(FILE *f, const struct sim_opts *o, const struct sim_case *sc)
 {
-    static const char *const formula[PPS_SCHED_KIND_COUNT] = {
-        [PPS_SCHED_ZB_H1] = "(p-1)max(tF, tF+tB-tW)",
-        [PPS_SCHED_ZB_H2] = "(p-1)max(0, tF+tB-2tW)",
-        [PPS_SCHED_INTERLEAVED_ZB] = "(p-1)max(tF, tF+tB-tW)/v",
-    };
-    int p = sc->sched.p, m = sc->sched.m, steady = 0;
-    double idle = pps_zb_theory_idle(sc->kind, p, m, sc->v, o->tf, o->tb, o->tw, &steady);
+    int p = sc->sched.p, steady = 0;
+    double idle = zb_theory_idle(o, sc, &steady);
 
-    if (isnan(idle) || o->stage_mult || o->tcomm != 0)
+    if (isnan(idle))
         return;
     if (sc->kind == PPS_SCHED_ZB_V)
         fprintf(f, "zero-bubble theory: zb-v idles 0 in the steady state (tF = tB = tW, m >= "
                    "2p-1), at 1F1B's peak activations (%d microbatches through a stage)\n",
                 p);
-    else if (formula[sc->kind])
-        fprintf(f, "zero-bubble theory: %s = %g idle per stage%s\n", formula[sc->kind], idle,
+    else
+        fprintf(f, "zero-bubble theory: %s = %g idle per stage%s\n",
+                pps_zb_theory_formula(sc->kind), idle,
                 steady ? " in the steady state" : "");
 }
 

@@ -170,6 +170,17 @@ double pps_zb_theory_idle(int kind, int p, int m, int v, double tf, double tb, d
     return NAN;
 }
 
+const char *pps_zb_theory_formula(int kind)
+{
+    static const char *const formula[PPS_SCHED_KIND_COUNT] = {
+        [PPS_SCHED_ZB_H1] = "(p-1)max(tF, tF+tB-tW)",
+        [PPS_SCHED_ZB_H2] = "(p-1)max(0, tF+tB-2tW)",
+        [PPS_SCHED_INTERLEAVED_ZB] = "(p-1)max(tF, tF+tB-tW)/v",
+        [PPS_SCHED_ZB_V] = "0 (tF = tB = tW)",
+    };
+    return kind >= 0 && kind < PPS_SCHED_KIND_COUNT ? formula[kind] : NULL;
+}
+
 double pps_bubble_quoted(int p, int m)
 {
     return m > 0 ? (double)(p - 1) / m : 0.0;

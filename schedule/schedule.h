@@ -304,6 +304,8 @@ void pps_schedule_stage_memory(const struct pps_schedule *sc, int s, const doubl
  */
 double pps_zb_theory_idle(int kind, int p, int m, int v, double tf, double tb, double tw,
                           int *steady);
+/* The formula of kind's theory as printed ("(p-1)max(tF, tF+tB-tW)"), or NULL where none. */
+const char *pps_zb_theory_formula(int kind);
 
 /* The bubble as users quote it, (p-1)/m, and exactly, (p-1)/(v*m + p-1). */
 double pps_bubble_quoted(int p, int m);

@@ -76,5 +76,16 @@ for args in "-s zb-h1 -p 4 -m 3" "-s interleaved-zb -p 4 -m 8 --stage-mult 2,1,1
     if grep -q "zero-bubble theory" "$T/out"; then fail "sim $args: a theory that does not hold"; else ok; fi
 done
 expect_exit 2 sim -s interleaved-zb -p 4 -m 9 && stderr_has "not a multiple of 2"
+# The report of a simulated run (its op times exact) gives the same theory, and measures it.
+expect_exit 0 sim -s interleaved-zb -p 4 -m 8 --tb 2 --tw 0.5 --trace "$T/izb"
+expect_exit 0 report --json "$T/izb"
+cp "$T/out" "$T/izb.json"
+expect "$T/izb.json" '.bubble_zero_bubble_theory * 10000 | round' \
+    "$(awk 'BEGIN { i = 3 * 2.5 / 2; printf "%.0f", i / (8 * 3.5 + i) * 10000 }')"
+expect "$T/izb.json" '(.bubble - .bubble_zero_bubble_theory) | fabs < 1e-6' true
+expect "$T/izb.json" '[.placement, .zero_bubble_theory_steady]' '["loop",false]'
+expect_exit 0 report "$T/izb"
+grep -q "zero-bubble 11.8%: (p-1)max(tF, tF+tB-tW)/v idle a stage" "$T/out" && ok ||
+    fail "report's zero-bubble line: $(grep -A1 '^theory' "$T/out")"
 
 cli_finish
