@@ -526,6 +526,10 @@ int pps_cmd_sim(int argc, char **argv)
                             pps_sched_kind_name(sc->kind));
             goto fail;
         }
+        if (o.v_given && o.v != sc->v)
+            fprintf(stderr, "ppscope sim: note: %s runs %d chunk%s a stage (-v %d applies to "
+                            "interleaved and interleaved-zb only)\n",
+                    pps_sched_kind_name(sc->kind), sc->v, sc->v == 1 ? "" : "s", o.v);
         struct pps_schedule init = PPS_SCHEDULE_INIT;
         sc->sched = init;
         if (pps_schedule_generate(&sc->sched, sc->kind, o.p, o.m, sc->v, &err) ||

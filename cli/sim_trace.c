@@ -26,6 +26,8 @@ static int write_meta(struct pps_store_writer *w, const struct pps_schedule *sc,
     if (!rc)
         rc = pps_store_writer_meta_int(w, "v", sc->v, err);
     if (!rc)
+        rc = pps_store_writer_meta(w, "placement", pps_placement_name(sc->placement), err);
+    if (!rc)
         rc = pps_store_writer_meta_int(w, "world", 1, err);
     if (!rc)
         rc = pps_store_writer_meta(w, "source", "sim", err);

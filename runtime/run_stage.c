@@ -224,6 +224,7 @@ static int write_meta(struct pps__run_sched *rs, int stage, struct pps_tracer *t
     rc |= pps_trace_meta_int(t, "p", rs->p);
     rc |= pps_trace_meta_int(t, "m", rs->m);
     rc |= pps_trace_meta_int(t, "v", rs->v);
+    rc |= pps_trace_meta(t, "placement", pps_placement_name(pps_sched_kind_placement(rs->kind)));
     rc |= pps_trace_meta(t, "transport", transport);
     /* The cores this process may use: the analysis sets its stage threads against them. */
     rc |= pps_trace_meta_int(t, "host_cpus", pps_host_cpus());
