@@ -210,12 +210,14 @@ static int draw_bubble(const struct pps_tui *ui, const struct pps_tui_model *m,
     if (n < h) {
         pct(rep->bubble_quoted, a, sizeof(a));
         pct(rep->bubble_exact, c, sizeof(c));
-        double zb = pps_report_zb_theory(rep, NULL);
+        int zb_steady;
+        double zb = pps_report_zb_theory(rep, &zb_steady);
         int at = snprintf(line, sizeof(line), "theory   (p-1)/m %-7s %s %s", a,
                           pps_report_theory_v(rep) > 1 ? "(p-1)/(v*m+p-1)" : "(p-1)/(m+p-1)", c);
         if (!isnan(zb) && at > 0 && (size_t)at < sizeof(line)) {
             pct(zb, a, sizeof(a));
-            snprintf(line + at, sizeof(line) - (size_t)at, "  zero-bubble %s", a);
+            snprintf(line + at, sizeof(line) - (size_t)at, "  zero-bubble %s%s", a,
+                     zb_steady ? " steady" : "");
         }
         pps__tui_text_fit(f, x, y + n++, w, line, PPS_TUI_C_DEFAULT, 0, ascii);
     }
