@@ -51,6 +51,15 @@ else
     fail "zbv: not found to be zb-v: $("$PPS" report "$T/zbv" 2>&1 | head -n 3)"
 fi
 
+# PyTorch's ScheduleInterleavedZeroBubble is ppscope's interleaved-zb op for op (its groups, its
+# warm-up, the W's each rank holds back; schedule/generate_izb.c).
+if "$PPS" report "$T/interleavedzb" 2>&1 |
+    grep -q "^schedule  interleaved-zb (its order, inferred)  p=4 m=8 v=2"; then
+    ok
+else
+    fail "interleavedzb: not found to be interleaved-zb: $("$PPS" report "$T/interleavedzb" 2>&1 | head -n 3)"
+fi
+
 # The files may come in any order: the ranks are those distributedInfo names.
 expect_exit 0 import -q "$fix/zbv-rank-3.json.gz" "$fix/zbv-rank-1.json.gz" \
     "$fix/zbv-rank-0.json.gz" "$fix/zbv-rank-2.json.gz" -o "$T/zbv-shuffled"
