@@ -12,8 +12,9 @@
  *   cool-down  the B's left
  * and after its first s backwards, each backward is followed by the W of the backward s places
  * earlier, so stage s keeps s W's back to run in the drain, where it would idle; the W's left run
- * at the end, in their B's order. Warm-up is one forward shorter per stage down the pipe than
- * Megatron's (two): a stage's B leaves it free sooner, since its W waits.
+ * at the end, in their B's order. Warm-up grows by one forward a stage up the pipe, where
+ * Megatron's grows by two: the backward that comes back is a B, about one op long, not a fused
+ * BW of two, so one more forward covers it.
  */
 #include "internal.h"
 
