@@ -29,6 +29,7 @@ struct sim_opts {
     const char *from;
     double w_share;
     int kinds_given, p_given, m_given, v_given;
+    int mem_limit; /* zb-auto's live microbatches a stage; 0: p */
     const char *cost_opt; /* the first option that sets a cost or the trace, for --from */
 };
 
@@ -44,8 +45,8 @@ static void usage(FILE *f)
             "each stage's idle by phase: warm-up (to its first backward), steady (to its last\n"
             "forward), cool-down (to its last op) and the optimizer barrier (docs/analysis.md).\n"
             "\n"
-            "  -s, --schedule S    gpipe, 1f1b, interleaved, zb-h1, zb-h2, zb-v; a comma list\n"
-            "                      compares them (default 1f1b)\n"
+            "  -s, --schedule S    gpipe, 1f1b, interleaved, zb-h1, zb-h2, zb-v, zb-auto; a\n"
+            "                      comma list compares them (default 1f1b)\n"
             "  -p P                pipeline stages (default 4)\n"
             "  -m M                microbatches per iteration (default 8)\n"
             "  -v V                model chunks per stage, interleaved only (default 1; 2 for\n"
@@ -59,6 +60,9 @@ static void usage(FILE *f)
             "      --stage-mult L  per-stage cost multipliers, e.g. 1.3,1,1,1.2 (imbalance)\n"
             "      --w-mem F       share of a microbatch's activations W still needs after B\n"
             "                      (default 0.5)\n"
+            "      --mem-limit K   zb-auto: at most K live microbatches a stage, each live from\n"
+            "                      its F to its W (ZB-H1 holds p, ZB-H2 2p-1; default p); zb-auto\n"
+            "                      is built for the costs given here (or the run's, with --from)\n"
             "      --actions       also print each stage's action list\n"
             "      --width N       timeline columns (default: terminal width or 100)\n"
             "      --json          print figures as JSON instead of text\n"
@@ -92,7 +96,8 @@ static int parse_kinds(struct sim_opts *o, const char *list)
         int k = pps_sched_kind_parse(tok);
         if (k < 0)
             return pps_cli_usage_error(
-                "sim", "unknown schedule '%s' (gpipe, 1f1b, interleaved, zb-h1, zb-h2, zb-v)",
+                "sim",
+                "unknown schedule '%s' (gpipe, 1f1b, interleaved, zb-h1, zb-h2, zb-v, zb-auto)",
                 tok);
         if (o->n_kinds == MAX_SCHEDULES)
             return pps_cli_usage_error("sim", "at most %d schedules at once", MAX_SCHEDULES);
@@ -127,7 +132,8 @@ enum {
     OPT_ITERS,
     OPT_UNIT,
     OPT_FROM,
-    OPT_WSHARE
+    OPT_WSHARE,
+    OPT_MEMLIMIT
 };
 
 static int parse_args(struct sim_opts *o, int argc, char **argv)
@@ -149,6 +155,7 @@ static int parse_args(struct sim_opts *o, int argc, char **argv)
         {"unit-ns", required_argument, NULL, OPT_UNIT},
         {"from", required_argument, NULL, OPT_FROM},
         {"w-share", required_argument, NULL, OPT_WSHARE},
+        {"mem-limit", required_argument, NULL, OPT_MEMLIMIT},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -175,6 +182,15 @@ static int parse_args(struct sim_opts *o, int argc, char **argv)
             if (pps_parse_double(optarg, 0, 1, &o->w_share))
                 return pps_cli_usage_error("sim", "--w-share needs a number in [0, 1], got '%s'",
                                            optarg);
+            break;
+        case OPT_MEMLIMIT:
+            if (pps_parse_int(optarg, PPS_ZB_AUTO_MIN_LIMIT, 1 << 20, &n))
+                return pps_cli_usage_error("sim",
+                                           "--mem-limit needs an integer >= %d (live microbatches "
+                                           "a stage, F to W; %d is the least any schedule runs "
+                                           "in), got '%s'",
+                                           PPS_ZB_AUTO_MIN_LIMIT, PPS_ZB_AUTO_MIN_LIMIT, optarg);
+            o->mem_limit = (int)n;
             break;
         case 'p':
         case 'm':
@@ -253,6 +269,14 @@ static int parse_args(struct sim_opts *o, int argc, char **argv)
     if (o->from && o->cost_opt)
         return pps_cli_usage_error("sim", "--%s and --from: with --from the costs are the run's",
                                    o->cost_opt);
+    if (o->mem_limit && !(o->from && !o->kinds_given)) {
+        int any = 0;
+
+        for (int k = 0; k < o->n_kinds; k++)
+            any |= o->kinds[k] == PPS_SCHED_ZB_AUTO;
+        if (!any)
+            return pps_cli_usage_error("sim", "--mem-limit is zb-auto's: add it to --schedule");
+    }
     if (!v_given)
         for (int k = 0; k < o->n_kinds; k++)
             if (o->kinds[k] == PPS_SCHED_INTERLEAVED)
@@ -341,6 +365,10 @@ static void json_case(struct pps_json *j, const struct sim_opts *o, const struct
     pps_json_double(j, "steady_bubble", sc->res.steady_bubble);
     pps_json_double(j, "bubble_quoted", pps_bubble_quoted(p, sc->sched.m));
     pps_json_double(j, "bubble_exact", pps_bubble_exact(p, sc->sched.m, theory_v(sc)));
+    if (sc->kind == PPS_SCHED_ZB_AUTO) {
+        pps_json_int(j, "mem_limit", o->mem_limit ? o->mem_limit : p);
+        pps_json_int(j, "live_peak", pps_schedule_live_peak(&sc->sched));
+    }
     pps_json_begin_array(j, "peak_activations");
     for (int s = 0; s < p; s++)
         pps_json_double(j, NULL, sc->res.peak_act[s]);
@@ -393,6 +421,11 @@ static void text_case(FILE *f, const struct sim_opts *o, const struct sim_case *
         fprintf(f, "zero-bubble theory: zb-v idles 0 in the steady state (tF = tB = tW, m >= "
                    "2p-1), at 1F1B's peak activations (%d microbatches through a stage)\n",
                 p);
+    if (sc->kind == PPS_SCHED_ZB_AUTO)
+        fprintf(f,
+                "zb-auto: built for these costs, at most %d live microbatches a stage (F to W); "
+                "it holds %d\n",
+                o->mem_limit ? o->mem_limit : p, pps_schedule_live_peak(&sc->sched));
     if (sc->kind == PPS_SCHED_ZB_H1 || sc->kind == PPS_SCHED_ZB_H2) {
         /* The zero-bubble paper's per-stage idle, for tF, tB, tW equal on every stage. */
         double w = sc->kind == PPS_SCHED_ZB_H1 ? o->tw : 2 * o->tw;
@@ -485,6 +518,7 @@ int pps_cmd_sim(int argc, char **argv)
                                        .m = o.m_given ? o.m : 0,
                                        .v = o.v_given ? o.v : 0,
                                        .w_share = o.w_share,
+                                       .mem_limit = o.mem_limit,
                                        .json = o.json};
         return pps_sim_from(&fo);
     }
@@ -510,8 +544,11 @@ int pps_cmd_sim(int argc, char **argv)
         }
         struct pps_schedule init = PPS_SCHEDULE_INIT;
         sc->sched = init;
-        if (pps_schedule_generate(&sc->sched, sc->kind, o.p, o.m, sc->v, &err) ||
-            pps_simulate(&sc->sched, &costs, &sc->res, &err)) {
+        if (sc->kind == PPS_SCHED_ZB_AUTO)
+            rc = pps_schedule_auto(&sc->sched, &costs, o.m, o.mem_limit ? o.mem_limit : o.p, &err);
+        else
+            rc = pps_schedule_generate(&sc->sched, sc->kind, o.p, o.m, sc->v, &err);
+        if (rc || pps_simulate(&sc->sched, &costs, &sc->res, &err)) {
             n++;
             goto fail;
         }

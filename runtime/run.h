@@ -88,6 +88,7 @@ struct pps_run_config {
     int check_grads;             /* cpu: one pass, no step, gradients against the reference */
     int w_budget;                /* the most pending W's per stage (above); 0: unbounded */
     double act_budget_mib;       /* MiB that pending W's may hold per stage (above); 0: none */
+    int mem_limit;               /* zb-auto: live microbatches per stage, F to W; 0: p */
     struct pps_emu_config emu;
     int inject_nonfinite_iter; /* -1: none (executor.h) */
     int fail_stage, fail_iter; /* -1: none; that stage fails at the start of that iteration */
