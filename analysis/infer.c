@@ -328,7 +328,8 @@ int pps__analysis_infer_schedule(const struct pps_run *run, struct pps_report *r
         struct pps_schedule gen = PPS_SCHEDULE_INIT;
         int same = 0;
 
-        if (k != PPS_SCHED_ZB_AUTO && pps_schedule_check_params(k, rep->p, rep->m, rep->v, NULL) == 0 &&
+        if (k != PPS_SCHED_ZB_AUTO &&
+            pps_schedule_check_params(k, rep->p, rep->m, rep->v, NULL) == 0 &&
             pps_schedule_generate(&gen, k, rep->p, rep->m, rep->v, NULL) == 0)
             same = same_order(&gen, &seen);
         pps_schedule_release(&gen);

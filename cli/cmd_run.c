@@ -468,8 +468,8 @@ static int parse_args(struct run_opts *o, int argc, char **argv)
             break;
         case OPT_MEM_LIMIT:
             /* 1 is the least any schedule runs in: one microbatch's F, B and W at a time. */
-            rc = parse_count("--mem-limit", optarg, PPS_ZB_AUTO_MIN_LIMIT, 1 << 20,
-                             &cfg->mem_limit);
+            rc =
+                parse_count("--mem-limit", optarg, PPS_ZB_AUTO_MIN_LIMIT, 1 << 20, &cfg->mem_limit);
             break;
         case OPT_INJECT_NONFINITE:
             rc = parse_count("--inject-nonfinite", optarg, 0, 1 << 30, &cfg->inject_nonfinite_iter);

@@ -29,7 +29,8 @@ struct sim_opts {
     const char *from;
     double w_share;
     int kinds_given, p_given, m_given, v_given;
-    int mem_limit; /* zb-auto's live microbatches a stage; 0: p */
+    /* zb-auto's limit of live microbatches a stage; 0: p */
+    int mem_limit;
     const char *cost_opt; /* the first option that sets a cost or the trace, for --from */
 };
 

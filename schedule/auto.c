@@ -435,10 +435,10 @@ out:
     return rc;
 }
 
-/* The work one search may do: about 10^7 issued ops, so p = 64, m = 1024 still takes a fraction
+/* The work one search may do: about 4 10^6 issued ops, so p = 64, m = 1024 still takes a fraction
  * of a second; never fewer passes than the starting shapes. */
-#define SEARCH_OPS 10000000.0
-#define N_SHAPES 3
+#define SEARCH_OPS 4000000.0
+#define N_SHAPES   3
 
 static int search_run(struct search *sr, int top, struct pps_err *err)
 {

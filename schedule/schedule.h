@@ -39,7 +39,8 @@ enum pps_sched_kind {
     PPS_SCHED_ZB_H1,
     PPS_SCHED_ZB_H2,
     PPS_SCHED_ZB_V, /* two chunks a stage in the V placement, B and W split */
-    PPS_SCHED_ZB_AUTO, /* built for given costs and a memory limit (pps_schedule_auto) */
+    /* built for given costs and a memory limit (pps_schedule_auto) */
+    PPS_SCHED_ZB_AUTO,
     PPS_SCHED_KIND_COUNT,
 };
 
@@ -105,8 +106,8 @@ int pps_sched_kind_split(int kind);
 const char *pps_placement_name(int placement);
 int pps_placement_parse(const char *name);
 
-/* Name <-> kind: "gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2", "zb-v", "zb-auto". Parse returns -1 if
- * unknown. */
+/* Name <-> kind: "gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2", "zb-v", "zb-auto". Parse returns
+ * -1 if unknown. */
 const char *pps_sched_kind_name(int kind);
 int pps_sched_kind_parse(const char *name);
 /* One-letter or two-letter op name: "F", "B", "W", "BW". */
