@@ -103,6 +103,11 @@ void pps__analysis_judge(struct pps_report *rep);
  * optimizer barrier, its steady state for a post-validated one. */
 double pps__analysis_on_basis(const struct pps_report *rep, const struct pps_sim_result *r);
 
+/* The schedule of rep's kind as the run ran it: generated, or zb-auto built again from the
+ * costs and limit in the run's metadata (run_schedule.c). 0 or negative, the reason in perr. */
+int pps__analysis_generate(const struct pps_run *run, const struct pps_report *rep,
+                           struct pps_schedule *sched, struct pps_err *perr);
+
 /* A run made with a pending-W budget (meta stage_w_budget of each rank, the stage) ran its
  * schedule reordered: *sched is replaced by that order where one applies. 0 or negative. */
 int pps__analysis_w_budget(const struct pps_run *run, struct pps_schedule *sched,

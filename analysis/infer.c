@@ -321,12 +321,15 @@ int pps__analysis_infer_schedule(const struct pps_run *run, struct pps_report *r
                  "its observed order is no schedule: %.200s", perr.msg);
         return 0;
     }
-    /* The family whose generated order is the observed one, op for op. */
+    /* The family whose generated order is the observed one, op for op. Not zb-auto: its order
+     * is the costs' it was built for, which a run that does not name it does not say (and
+     * building it is a search, not a lookup); such an order stays the observed one. */
     for (int k = 0; k < PPS_SCHED_KIND_COUNT; k++) {
         struct pps_schedule gen = PPS_SCHEDULE_INIT;
         int same = 0;
 
-        if (pps_schedule_check_params(k, rep->p, rep->m, rep->v, NULL) == 0 &&
+        if (k != PPS_SCHED_ZB_AUTO &&
+            pps_schedule_check_params(k, rep->p, rep->m, rep->v, NULL) == 0 &&
             pps_schedule_generate(&gen, k, rep->p, rep->m, rep->v, NULL) == 0)
             same = same_order(&gen, &seen);
         pps_schedule_release(&gen);

@@ -42,8 +42,7 @@ static int run_schedule(const struct pps_run *run, const struct pps_report *rep,
     int rc;
 
     if (rep->sched_kind >= 0) {
-        if ((rc = pps_schedule_check_params(rep->sched_kind, rep->p, rep->m, rep->v, perr)) < 0 ||
-            (rc = pps_schedule_generate(sched, rep->sched_kind, rep->p, rep->m, rep->v, perr)) < 0)
+        if ((rc = pps__analysis_generate(run, rep, sched, perr)) < 0)
             return rc;
     } else if (rep->observed.actions) {
         n = rep->observed.start[rep->observed.p];

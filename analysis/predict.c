@@ -364,7 +364,7 @@ int pps__analysis_predict(const struct pps_run *run, struct pps_report *rep, str
         goto out;
 
     if (rep->sched_kind >= 0)
-        rc = pps_schedule_generate(&sched, rep->sched_kind, rep->p, rep->m, rep->v, &perr);
+        rc = pps__analysis_generate(run, rep, &sched, &perr);
     else
         rc = copy_schedule(&rep->observed, &sched, &perr);
     if (!rc)

@@ -374,7 +374,7 @@ int pps_rebalance_search(const struct pps_run *run, const struct pps_report *rep
             rb->block_ns[l * 3 + k] = s.cost[1 + l][k];
     }
 
-    rc = pps_schedule_generate(&s.sched, rep->sched_kind, p, rep->m, rep->v, &perr);
+    rc = pps__analysis_generate(run, rep, &s.sched, &perr);
     if (!rc)
         rc = pps__analysis_w_budget(run, &s.sched, &perr);
     if (!rc)

@@ -131,9 +131,8 @@ int pps_whatif_predict(const struct pps_report *rep, const struct pps_whatif_opt
     if (w->m != rep->m)
         w->assumed |= PPS_WHATIF_ASSUMED_M;
 
-    if ((rc = pps_schedule_generate(&sched, w->kind, w->p, w->m, w->v, &perr)) < 0 ||
-        (rc = pps_sim_costs_init(&costs, w->p, 1, 1, 1)) < 0) {
-        rc = pps__analysis_note_fail(rc, &perr, "what-if", "", w->note, sizeof(w->note), err);
+    if ((rc = pps_sim_costs_init(&costs, w->p, 1, 1, 1)) < 0) {
+        rc = pps_err_set(err, PPS_ENOMEM, "out of memory for the what-if's costs");
         goto out;
     }
     for (int s = 0; s < w->p; s++)
@@ -141,6 +140,16 @@ int pps_whatif_predict(const struct pps_report *rep, const struct pps_whatif_opt
     costs.tcomm = rep->tcomm_ns;
     costs.topt = rep->topt_ns;
     costs.w_mem = 0.5;
+    /* zb-auto is built for the very costs it is replayed on. */
+    if (w->kind == PPS_SCHED_ZB_AUTO)
+        rc = pps_schedule_auto(&sched, &costs, w->m, opts->mem_limit > 0 ? opts->mem_limit : w->p,
+                               &perr);
+    else
+        rc = pps_schedule_generate(&sched, w->kind, w->p, w->m, w->v, &perr);
+    if (rc < 0) {
+        rc = pps__analysis_note_fail(rc, &perr, "what-if", "", w->note, sizeof(w->note), err);
+        goto out;
+    }
     if ((rc = pps_simulate(&sched, &costs, &res, &perr)) < 0) {
         rc = pps__analysis_note_fail(rc, &perr, "what-if", "the simulator: ", w->note,
                                      sizeof(w->note), err);

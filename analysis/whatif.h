@@ -30,6 +30,7 @@
 
 struct pps_whatif_opts {
     double w_share; /* W's share of a fused BW, in [0, 1] (0.5: B and W cost the same) */
+    int mem_limit;  /* zb-auto, built for the replayed costs: live microbatches a stage; 0: p */
 };
 
 #define PPS_WHATIF_ASSUMED_SPLIT 0x1 /* B and W from a fused BW, by w_share */

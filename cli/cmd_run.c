@@ -61,12 +61,15 @@ static const char usage_text[] =
     "      --check-grads       cpu: one iteration, no step; compare every gradient bitwise with\n"
     "                          the same model in one process; exit 0 if equal, 1 if not\n"
     "\n"
-    "memory (the schedules that split B from W: zb-h1, zb-h2):\n"
+    "memory (the schedules that split B from W: zb-h1, zb-h2, zb-v, zb-auto):\n"
     "      --w-budget N        a stage holds at most N pending W's (B done, W not yet): before\n"
     "                          a B that would make N+1, the oldest runs early; the gradients\n"
     "                          stay bitwise the same (default 0: none, the schedule's order)\n"
     "      --act-budget-mib X  the same bound in bytes: a stage's pending W's hold at most\n"
     "                          X MiB, counted with the model's sizes (default 0: none)\n"
+    "      --mem-limit K       zb-auto: at most K live microbatches a stage, each from its F\n"
+    "                          to its W (default p); built for the emu backend's op and\n"
+    "                          message times on emu, for unit costs on cpu and cuda\n"
     "\n"
     "emu backend (times of one microbatch through a whole stage; a chunk's op takes 1/v):\n"
     "      --emu-tf MS         forward (default 2)\n"
@@ -113,6 +116,7 @@ enum {
     OPT_CHECK,
     OPT_W_BUDGET,
     OPT_ACT_BUDGET,
+    OPT_MEM_LIMIT,
     OPT_EMU_TF,
     OPT_EMU_TB,
     OPT_EMU_TW,
@@ -398,6 +402,7 @@ static int parse_args(struct run_opts *o, int argc, char **argv)
         {"lr", required_argument, NULL, OPT_LR},
         {"check-grads", no_argument, NULL, OPT_CHECK},
         {"w-budget", required_argument, NULL, OPT_W_BUDGET},
+        {"mem-limit", required_argument, NULL, OPT_MEM_LIMIT},
         {"act-budget-mib", required_argument, NULL, OPT_ACT_BUDGET},
         {"emu-tf", required_argument, NULL, OPT_EMU_TF},
         {"emu-tb", required_argument, NULL, OPT_EMU_TB},
@@ -460,6 +465,11 @@ static int parse_args(struct run_opts *o, int argc, char **argv)
             break;
         case OPT_W_BUDGET:
             rc = parse_count("--w-budget", optarg, 0, 1 << 20, &cfg->w_budget);
+            break;
+        case OPT_MEM_LIMIT:
+            /* 1 is the least any schedule runs in: one microbatch's F, B and W at a time. */
+            rc =
+                parse_count("--mem-limit", optarg, PPS_ZB_AUTO_MIN_LIMIT, 1 << 20, &cfg->mem_limit);
             break;
         case OPT_INJECT_NONFINITE:
             rc = parse_count("--inject-nonfinite", optarg, 0, 1 << 30, &cfg->inject_nonfinite_iter);
@@ -539,6 +549,14 @@ static int check_flags(const struct run_opts *o)
         return pps_cli_usage_error("run", "--out RUN is required (or --no-trace)");
     if (o->out_given && !c->trace)
         return pps_cli_usage_error("run", "--out and --no-trace contradict each other");
+    if (c->mem_limit) {
+        int any = 0;
+
+        for (int k = 0; k < c->n_kinds; k++)
+            any |= c->kinds[k] == PPS_SCHED_ZB_AUTO;
+        if (!any)
+            return pps_cli_usage_error("run", "--mem-limit is zb-auto's: add it to --schedule");
+    }
     if (c->check_grads && o->cfg.inject_nonfinite_iter >= 0)
         return pps_cli_usage_error("run", "--check-grads runs no optimizer: --inject-nonfinite "
                                           "has nothing to check");

@@ -30,6 +30,8 @@ struct sim_opts {
     const char *from;
     double w_share;
     int kinds_given, p_given, m_given, v_given;
+    /* zb-auto's limit of live microbatches a stage; 0: p */
+    int mem_limit;
     const char *cost_opt; /* the first option that sets a cost or the trace, for --from */
 };
 
@@ -60,6 +62,9 @@ static void usage(FILE *f)
             "      --stage-mult L  per-stage cost multipliers, e.g. 1.3,1,1,1.2 (imbalance)\n"
             "      --w-mem F       share of a microbatch's activations W still needs after B\n"
             "                      (default 0.5)\n"
+            "      --mem-limit K   zb-auto: at most K live microbatches a stage, each live from\n"
+            "                      its F to its W (ZB-H1 holds p, ZB-H2 2p-1; default p); zb-auto\n"
+            "                      is built for the costs given here (or the run's, with --from)\n"
             "      --actions       also print each stage's action list\n"
             "      --width N       timeline columns (default: terminal width or 100)\n"
             "      --json          print figures as JSON instead of text\n"
@@ -128,7 +133,8 @@ enum {
     OPT_ITERS,
     OPT_UNIT,
     OPT_FROM,
-    OPT_WSHARE
+    OPT_WSHARE,
+    OPT_MEMLIMIT
 };
 
 static int parse_args(struct sim_opts *o, int argc, char **argv)
@@ -150,6 +156,7 @@ static int parse_args(struct sim_opts *o, int argc, char **argv)
         {"unit-ns", required_argument, NULL, OPT_UNIT},
         {"from", required_argument, NULL, OPT_FROM},
         {"w-share", required_argument, NULL, OPT_WSHARE},
+        {"mem-limit", required_argument, NULL, OPT_MEMLIMIT},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -176,6 +183,15 @@ static int parse_args(struct sim_opts *o, int argc, char **argv)
             if (pps_parse_double(optarg, 0, 1, &o->w_share))
                 return pps_cli_usage_error("sim", "--w-share needs a number in [0, 1], got '%s'",
                                            optarg);
+            break;
+        case OPT_MEMLIMIT:
+            if (pps_parse_int(optarg, PPS_ZB_AUTO_MIN_LIMIT, 1 << 20, &n))
+                return pps_cli_usage_error("sim",
+                                           "--mem-limit needs an integer >= %d (live microbatches "
+                                           "a stage, F to W; %d is the least any schedule runs "
+                                           "in), got '%s'",
+                                           PPS_ZB_AUTO_MIN_LIMIT, PPS_ZB_AUTO_MIN_LIMIT, optarg);
+            o->mem_limit = (int)n;
             break;
         case 'p':
         case 'm':
@@ -254,6 +270,14 @@ static int parse_args(struct sim_opts *o, int argc, char **argv)
     if (o->from && o->cost_opt)
         return pps_cli_usage_error("sim", "--%s and --from: with --from the costs are the run's",
                                    o->cost_opt);
+    if (o->mem_limit && !(o->from && !o->kinds_given)) {
+        int any = 0;
+
+        for (int k = 0; k < o->n_kinds; k++)
+            any |= o->kinds[k] == PPS_SCHED_ZB_AUTO;
+        if (!any)
+            return pps_cli_usage_error("sim", "--mem-limit is zb-auto's: add it to --schedule");
+    }
     if (!v_given)
         for (int k = 0; k < o->n_kinds; k++)
             if (o->kinds[k] == PPS_SCHED_INTERLEAVED || o->kinds[k] == PPS_SCHED_INTERLEAVED_ZB)
@@ -353,6 +377,10 @@ static void json_case(struct pps_json *j, const struct sim_opts *o, const struct
     pps_json_double(j, "bubble_quoted", pps_bubble_quoted(p, sc->sched.m));
     pps_json_double(j, "bubble_exact", pps_bubble_exact(p, sc->sched.m, theory_v(sc)));
     pps_json_double(j, "zero_bubble_theory_idle", zb_theory_idle(o, sc, NULL));
+    if (sc->kind == PPS_SCHED_ZB_AUTO) {
+        pps_json_int(j, "mem_limit", o->mem_limit ? o->mem_limit : p);
+        pps_json_int(j, "live_peak", pps_schedule_live_peak(&sc->sched));
+    }
     pps_json_begin_array(j, "peak_activations");
     for (int s = 0; s < p; s++)
         pps_json_double(j, NULL, sc->res.peak_act[s]);
@@ -419,6 +447,11 @@ static void text_case(FILE *f, const struct sim_opts *o, const struct sim_case *
             100 * pps_bubble_quoted(p, m), theory_v(sc) > 1 ? "v*" : "",
             100 * pps_bubble_exact(p, m, theory_v(sc)));
     zb_theory(f, o, sc);
+    if (sc->kind == PPS_SCHED_ZB_AUTO)
+        fprintf(f,
+                "zb-auto: built for these costs, at most %d live microbatches a stage (F to W); "
+                "it holds %d\n",
+                o->mem_limit ? o->mem_limit : p, pps_schedule_live_peak(&sc->sched));
     fprintf(f, "stage      busy      idle   idle%%  peak act\n");
     for (int s = 0; s < p; s++)
         fprintf(f, "%5d %9g %9g %6.1f%% %9g\n", s, r->busy[s], r->idle[s],
@@ -503,6 +536,7 @@ int pps_cmd_sim(int argc, char **argv)
                                        .m = o.m_given ? o.m : 0,
                                        .v = o.v_given ? o.v : 0,
                                        .w_share = o.w_share,
+                                       .mem_limit = o.mem_limit,
                                        .json = o.json};
         return pps_sim_from(&fo);
     }
@@ -532,8 +566,11 @@ int pps_cmd_sim(int argc, char **argv)
                     pps_sched_kind_name(sc->kind), sc->v, sc->v == 1 ? "" : "s", o.v);
         struct pps_schedule init = PPS_SCHEDULE_INIT;
         sc->sched = init;
-        if (pps_schedule_generate(&sc->sched, sc->kind, o.p, o.m, sc->v, &err) ||
-            pps_simulate(&sc->sched, &costs, &sc->res, &err)) {
+        if (sc->kind == PPS_SCHED_ZB_AUTO)
+            rc = pps_schedule_auto(&sc->sched, &costs, o.m, o.mem_limit ? o.mem_limit : o.p, &err);
+        else
+            rc = pps_schedule_generate(&sc->sched, sc->kind, o.p, o.m, sc->v, &err);
+        if (rc || pps_simulate(&sc->sched, &costs, &sc->res, &err)) {
             n++;
             goto fail;
         }

@@ -28,10 +28,10 @@ static int make_rows(const struct pps_sim_from_opts *o, const struct pps_report 
 {
     static const int every[] = {PPS_SCHED_GPIPE, PPS_SCHED_1F1B, PPS_SCHED_INTERLEAVED,
                                 PPS_SCHED_ZB_H1, PPS_SCHED_ZB_H2, PPS_SCHED_ZB_V,
-                                PPS_SCHED_INTERLEAVED_ZB};
+                                PPS_SCHED_INTERLEAVED_ZB, PPS_SCHED_ZB_AUTO};
     const int *kinds = o->n_kinds ? o->kinds : every;
     int n_kinds = o->n_kinds ? o->n_kinds : (int)(sizeof(every) / sizeof(every[0]));
-    struct pps_whatif_opts wo = {.w_share = o->w_share};
+    struct pps_whatif_opts wo = {.w_share = o->w_share, .mem_limit = o->mem_limit};
     int rc;
 
     *n = 0;
@@ -48,9 +48,10 @@ static int make_rows(const struct pps_sim_from_opts *o, const struct pps_report 
         r->w.p = o->p ? o->p : rep->p;
         r->w.m = o->m ? o->m : rep->m;
         r->w.v = v;
-        /* The run's own question is the baseline already. */
+        /* The run's own question is the baseline already (zb-auto's, with a limit asked, is
+         * another question: built for the measured costs, not the configured ones). */
         if (r->w.kind == rep->sched_kind && r->w.p == rep->p && r->w.m == rep->m &&
-            r->w.v == rep->v)
+            r->w.v == rep->v && !(r->w.kind == PPS_SCHED_ZB_AUTO && o->mem_limit))
             continue;
         if ((rc = pps_whatif_predict(rep, &wo, &r->w, err)) < 0)
             return rc;

@@ -9,6 +9,7 @@ struct pps_sim_from_opts {
     int n_kinds;
     int p, m, v; /* 0: the run's own (v: 2 for interleaved where the run's is 1) */
     double w_share;
+    int mem_limit; /* zb-auto's limit of live microbatches a stage; 0: p */
     int json;
 };
 

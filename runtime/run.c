@@ -43,7 +43,7 @@ static int check_schedule(const struct pps_run_config *c, int kind, struct pps_e
     int rc = pps_schedule_check_params(kind, c->p, c->m, v, err);
 
     if (!rc)
-        rc = pps_schedule_generate(&s, kind, c->p, c->m, v, err);
+        rc = pps__run_schedule_make(c, kind, v, &s, err);
     if (!rc)
         rc = pps_schedule_validate(&s, NULL, err);
     pps_schedule_release(&s);
@@ -82,6 +82,8 @@ int pps_run_config_check(const struct pps_run_config *c, struct pps_err *err)
         return pps_err_set(err, PPS_EINVAL,
                            "v=%d: only interleaved and interleaved-zb run several chunks per stage",
                            c->v);
+    if (c->mem_limit < 0)
+        return pps_err_set(err, PPS_EINVAL, "a memory limit of %d: >= 1, 0 for p", c->mem_limit);
     if (c->w_budget < 0)
         return pps_err_set(err, PPS_EINVAL, "a W budget of %d: the most pending W's, 0 for none",
                            c->w_budget);

@@ -24,7 +24,10 @@
  * w_budget and act_budget_mib (as given, 0: none), stage_w_budget (this shard's stage's bound of
  * pending W's, 0: none), seed, lr, data; with emu, the modeled costs (emu_tf_ns, emu_tb_ns,
  * emu_tw_ns, the multipliers and injected faults) and tcomm_ns, the modeled time of one activation
- * on a link, which the analysis adds to each cross-stage dependency of its prediction.
+ * on a link, which the analysis adds to each cross-stage dependency of its prediction; with
+ * zb-auto, zb_auto_costs ("tf,tb,tw,tcomm" of this shard's stage, as its order was built for
+ * them: run_schedule.c) and zb_auto_mem_limit (mem_limit, or p), which the analysis builds the
+ * same order from.
  *
  * Failure. A stage that fails stops the others (executor.h). Its run's tracers are closed with
  * pps_trace_close_incomplete(): everything recorded is written, the flushers stop, the shards
@@ -88,6 +91,7 @@ struct pps_run_config {
     int check_grads;             /* cpu: one pass, no step, gradients against the reference */
     int w_budget;                /* the most pending W's per stage (above); 0: unbounded */
     double act_budget_mib;       /* MiB that pending W's may hold per stage (above); 0: none */
+    int mem_limit;               /* zb-auto: live microbatches per stage, F to W; 0: p */
     struct pps_emu_config emu;
     int inject_nonfinite_iter; /* -1: none (executor.h) */
     int fail_stage, fail_iter; /* -1: none; that stage fails at the start of that iteration */

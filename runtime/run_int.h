@@ -60,6 +60,18 @@ int pps__run_tracer_open(struct pps__run_sched *rs, int stage, int clock_sync,
 int pps__run_transport_wrap(const struct pps__run_sched *rs, struct pps_transport **t,
                             struct pps_err *err);
 
+/* The schedule of kind for c: generated, or zb-auto built for c's costs (run_schedule.c). */
+int pps__run_schedule_make(const struct pps_run_config *c, int kind, int v,
+                           struct pps_schedule *sched, struct pps_err *err);
+/* zb-auto's limit of live microbatches per stage: c->mem_limit, or p. */
+int pps__run_mem_limit(const struct pps_run_config *c);
+/* The costs zb-auto is built for under c (emu: its configured op and message times; cpu,
+ * cuda: unit costs): 0 or PPS_ENOMEM. Release with pps_sim_costs_release(). */
+int pps__run_zb_auto_costs(const struct pps_run_config *c, struct pps_sim_costs *costs);
+/* zb_auto_costs ("tf,tb,tw,tcomm" of stage, exactly) and zb_auto_mem_limit into t's metadata;
+ * nonzero when one was not written. */
+int pps__run_zb_auto_meta(const struct pps_run_config *c, int stage, struct pps_tracer *t);
+
 /* Stage stage's bound of pending W's (run.h) under c, for p * v virtual stages split by
  * first_block, in *budget (0: unbounded). PPS_EINVAL naming the schedule kind when
  * c->act_budget_mib does not hold one pending W on that stage. */

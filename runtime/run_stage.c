@@ -34,7 +34,7 @@ int pps__run_sched_prepare(struct pps__run_sched *rs, const struct pps_run_confi
     rs->v = pps_run_config_v(c, kind);
     rs->nvs = rs->p * rs->v;
     pps_run_id_new(rs->run_id);
-    rc = pps_schedule_generate(&rs->sched, kind, rs->p, rs->m, rs->v, err);
+    rc = pps__run_schedule_make(c, kind, rs->v, &rs->sched, err);
     if (!rc)
         rc = pps_schedule_validate(&rs->sched, &fault, err);
     if (rc)
@@ -240,6 +240,8 @@ static int write_meta(struct pps__run_sched *rs, int stage, struct pps_tracer *t
     snprintf(buf, sizeof(buf), "%g", c->act_budget_mib);
     rc |= pps_trace_meta(t, "act_budget_mib", buf);
     rc |= pps_trace_meta_int(t, "stage_w_budget", stage_budget);
+    if (rs->kind == PPS_SCHED_ZB_AUTO)
+        rc |= pps__run_zb_auto_meta(c, stage, t);
     rc |= pps_trace_meta_int(t, "seed", (int64_t)s->seed);
     snprintf(buf, sizeof(buf), "%g", (double)s->adamw.lr);
     rc |= pps_trace_meta(t, "lr", buf);

@@ -190,12 +190,27 @@ out:
     return rc;
 }
 
+/* zb-auto without costs: unit costs and 1F1B's memory, p live microbatches (schedule.h). */
+static int gen_zb_auto_default(struct pps_schedule *sched, int p, int m, struct pps_err *err)
+{
+    struct pps_sim_costs c;
+    int rc;
+
+    if (pps_sim_costs_init(&c, p, 1, 1, 1))
+        return pps_err_set(err, PPS_ENOMEM, "out of memory");
+    rc = pps_schedule_auto(sched, &c, m, p, err);
+    pps_sim_costs_release(&c);
+    return rc;
+}
+
 int pps_schedule_generate(struct pps_schedule *sched, int kind, int p, int m, int v,
                           struct pps_err *err)
 {
     int rc = pps_schedule_check_params(kind, p, m, v, err);
     if (rc)
         return rc;
+    if (kind == PPS_SCHED_ZB_AUTO)
+        return gen_zb_auto_default(sched, p, m, err);
     int split = pps_sched_kind_split(kind);
     size_t n = (size_t)p * (size_t)m * (size_t)v * (split ? 3 : 2);
     if (pps_schedule_alloc(sched, p, m, v, n))

@@ -22,6 +22,9 @@ int pps__schedule_execute(const struct pps_schedule *sched, const struct pps_sim
 int pps__schedule_check_counts(const struct pps_schedule *sched, struct pps_sched_fault *fault,
                                struct pps_err *err);
 
+/* Costs fit for p stages: every time finite and >= 0, w_mem in [0, 1]. 0 or PPS_EINVAL. */
+int pps__sim_check_costs(int p, const struct pps_sim_costs *c, struct pps_err *err);
+
 /* ZB-V's action lists into sched (allocated for p, m, v = 2: 6m actions a stage; generate_v.c). */
 void pps__gen_zb_v(struct pps_schedule *sched);
 

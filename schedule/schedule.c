@@ -13,6 +13,7 @@ static const char *const kind_names[PPS_SCHED_KIND_COUNT] = {
     [PPS_SCHED_ZB_H2] = "zb-h2",
     [PPS_SCHED_ZB_V] = "zb-v",
     [PPS_SCHED_INTERLEAVED_ZB] = "interleaved-zb",
+    [PPS_SCHED_ZB_AUTO] = "zb-auto",
 };
 
 const char *pps_sched_kind_name(int kind)
@@ -49,7 +50,7 @@ int pps_sched_kind_v(int kind, int asked)
 int pps_sched_kind_split(int kind)
 {
     return kind == PPS_SCHED_ZB_H1 || kind == PPS_SCHED_ZB_H2 || kind == PPS_SCHED_ZB_V ||
-           kind == PPS_SCHED_INTERLEAVED_ZB;
+           kind == PPS_SCHED_INTERLEAVED_ZB || kind == PPS_SCHED_ZB_AUTO;
 }
 
 const char *pps_placement_name(int placement)

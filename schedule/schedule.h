@@ -40,6 +40,8 @@ enum pps_sched_kind {
     PPS_SCHED_ZB_H2,
     PPS_SCHED_ZB_V, /* two chunks a stage in the V placement, B and W split */
     PPS_SCHED_INTERLEAVED_ZB, /* interleaved 1F1B, B and W split, W's deferred */
+    /* built for given costs and a memory limit (pps_schedule_auto) */
+    PPS_SCHED_ZB_AUTO,
     PPS_SCHED_KIND_COUNT,
 };
 
@@ -106,7 +108,7 @@ const char *pps_placement_name(int placement);
 int pps_placement_parse(const char *name);
 
 /* Name <-> kind: the names of PPS_SCHED_NAMES. Parse returns -1 if unknown. */
-#define PPS_SCHED_NAMES "gpipe, 1f1b, interleaved, zb-h1, zb-h2, zb-v, interleaved-zb"
+#define PPS_SCHED_NAMES "gpipe, 1f1b, interleaved, zb-h1, zb-h2, zb-v, interleaved-zb, zb-auto"
 const char *pps_sched_kind_name(int kind);
 int pps_sched_kind_parse(const char *name);
 /* One-letter or two-letter op name: "F", "B", "W", "BW". */
@@ -119,7 +121,9 @@ const char *pps_op_name(int op);
  */
 int pps_schedule_check_params(int kind, int p, int m, int v, struct pps_err *err);
 
-/* Fills sched (which must be released or fresh) with the action lists of kind for (p, m, v). */
+/* Fills sched (which must be released or fresh) with the action lists of kind for (p, m, v).
+ * zb-auto, which needs costs and a limit, is built for unit costs (tF = tB = tW = 1, tcomm 0)
+ * and a limit of p live microbatches (ZB-H1's and 1F1B's): see pps_schedule_auto(). */
 int pps_schedule_generate(struct pps_schedule *sched, int kind, int p, int m, int v,
                           struct pps_err *err);
 
@@ -242,6 +246,35 @@ struct pps_sim_result {
 int pps_simulate(const struct pps_schedule *sched, const struct pps_sim_costs *costs,
                  struct pps_sim_result *res, struct pps_err *err);
 void pps_sim_result_release(struct pps_sim_result *res);
+
+/* ----------------------------------------------------------------------------------------- */
+/* zb-auto (auto.c)                                                                          */
+/* ----------------------------------------------------------------------------------------- */
+
+/*
+ * The memory limit zb-auto counts in: live microbatches on a stage, a microbatch live from its
+ * F to its W (the zero-bubble paper's count: ZB-H1 and 1F1B peak at p, ZB-H2 at 2p-1). One is
+ * the least any schedule runs in (F, B, W of one microbatch at a time); above m acts as m.
+ */
+#define PPS_ZB_AUTO_MIN_LIMIT 1
+
+/*
+ * Builds zb-auto into out (fresh or released): the zero-bubble paper's automatic scheduler for
+ * costs (costs->p stages; tf, tb, tw per stage, tcomm or tlink, topt) and m microbatches, with
+ * at most mem_limit live microbatches (above) on every stage. Warm-up F's as the limits allow,
+ * then a ready B first, a ready F next, a W in the gaps; a local search over each stage's
+ * warm-up and when W's run, keeping the least simulated makespan (pps_simulate's, optimizer
+ * barrier included). The handcrafted orders that fit the limit (ZB-H1, ZB-H2, 1F1B and GPipe
+ * with split backwards) are among the candidates, so it is never worse than any of them.
+ * Deterministic. Kind PPS_SCHED_ZB_AUTO, v = 1, loop placement, B and W split, 3m actions a
+ * stage. PPS_EINVAL (with the reason) for bad costs, shape or a limit below
+ * PPS_ZB_AUTO_MIN_LIMIT; PPS_ENOMEM.
+ */
+int pps_schedule_auto(struct pps_schedule *out, const struct pps_sim_costs *costs, int m,
+                      int mem_limit, struct pps_err *err);
+
+/* The most live microbatches (F done, W or BW not) on any stage of sched, zb-auto's count. */
+int pps_schedule_live_peak(const struct pps_schedule *sched);
 
 /* ----------------------------------------------------------------------------------------- */
 /* Bubble by phase (phase.c)                                                                 */

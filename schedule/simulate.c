@@ -72,23 +72,22 @@ static int finite_nonneg(double x)
     return isfinite(x) && x >= 0;
 }
 
-static int check_costs(const struct pps_schedule *s, const struct pps_sim_costs *c,
-                       struct pps_err *err)
+int pps__sim_check_costs(int p, const struct pps_sim_costs *c, struct pps_err *err)
 {
-    if (c->p != s->p || !c->tf || !c->tb || !c->tw)
+    if (c->p != p || !c->tf || !c->tb || !c->tw)
         return pps_err_set(err, PPS_EINVAL, "costs are for %d stages, the schedule has %d", c->p,
-                           s->p);
-    for (int k = 0; k < s->p; k++)
+                           p);
+    for (int k = 0; k < p; k++)
         if (!finite_nonneg(c->tf[k]) || !finite_nonneg(c->tb[k]) || !finite_nonneg(c->tw[k]))
             return pps_err_set(err, PPS_EINVAL,
                                "stage %d: op costs must be finite and >= 0 (tf=%g tb=%g tw=%g)", k,
                                c->tf[k], c->tb[k], c->tw[k]);
     if (!finite_nonneg(c->tcomm) || !finite_nonneg(c->topt))
         return pps_err_set(err, PPS_EINVAL, "tcomm and topt must be finite and >= 0");
-    for (int k = 0; c->tlink && k < s->p * s->p; k++)
+    for (int k = 0; c->tlink && k < p * p; k++)
         if (!finite_nonneg(c->tlink[k]))
             return pps_err_set(err, PPS_EINVAL, "the link from stage %d to %d: %g is not a time",
-                               k / s->p, k % s->p, c->tlink[k]);
+                               k / p, k % p, c->tlink[k]);
     if (!(c->w_mem >= 0 && c->w_mem <= 1))
         return pps_err_set(err, PPS_EINVAL, "w_mem must be in [0, 1], got %g", c->w_mem);
     return 0;
@@ -151,7 +150,7 @@ int pps_simulate(const struct pps_schedule *sched, const struct pps_sim_costs *c
     int p = sched->p, rc;
     double *end = NULL, *unit = NULL;
     memset(res, 0, sizeof(*res));
-    rc = check_costs(sched, costs, err);
+    rc = pps__sim_check_costs(p, costs, err);
     if (!rc)
         rc = pps__schedule_check_counts(sched, NULL, err);
     if (rc)

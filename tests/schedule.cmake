@@ -1,5 +1,7 @@
 pps_unit_test(test_schedule pps_schedule)
 pps_unit_test(test_simulate pps_schedule)
+pps_unit_test(test_zb_auto pps_schedule)
+pps_cli_test(zb_auto)
 pps_cli_test(sim_cli)
 pps_cli_test(sim_from)
 # The what-if is checked against emulated runs' timing: alone, as the other timing tests are.

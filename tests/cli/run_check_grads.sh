@@ -1,7 +1,8 @@
 #!/bin/sh
 # run_check_grads.sh - `ppscope run --check-grads`: the gradients of every schedule (gpipe, 1f1b,
-# interleaved, zb-h1, zb-h2, zb-v), at several p, m and v, even and uneven partitions (an empty chunk
-# included), are bitwise those of the same model run in one process over the same microbatches.
+# interleaved, zb-h1, zb-h2, zb-v, zb-auto), at several p, m and v, even and uneven partitions (an
+# empty chunk included), are bitwise those of the same model run in one process over the same
+# microbatches.
 # Usage: run_check_grads.sh PATH/TO/ppscope                       (threads transport)
 #        run_check_grads.sh PATH/TO/ppscope mpi HAVE_MPI MPIEXEC  (one rank per stage; exits 77
 #                                                                  without MPI or mpirun)
@@ -58,6 +59,7 @@ if [ "$MODE" = mpi ]; then
     check 3 --schedule zb-v -p 3 -m 5 --layers 7 --partition 2,0,1,1,2,1
     # Interleaved zero bubble: W's deferred across chunks, groups of 4 (m/(m/p)) microbatches on 3 ranks.
     check 3 --schedule interleaved-zb -p 3 -m 8 -v 2 --layers 7 --partition 2,0,1,1,2,1
+    check 3 --schedule zb-auto -p 3 -m 6 --mem-limit 5
     # World size must equal p: one line, exit 2, from one rank.
     timeout -k 10 60 "$MPIEXEC" $LAUNCH -np 3 "$PPS" run --check-grads $SMALL -p 4 -m 4 \
         >"$T/out" 2>"$T/err"
@@ -107,6 +109,9 @@ check --schedule interleaved -p 4 -m 8 -v 2 --layers 8
 check --schedule interleaved -p 3 -m 6 -v 3 --layers 10 --partition 2,0,1,1,2,0,1,1,2
 check --schedule 1f1b,interleaved -p 1 -m 3 --layers 3
 check --schedule zb-h1,zb-h2 -p 6 -m 12 --layers 6
+# zb-auto: its own order at the default limit (p), under it, and with a W budget on top.
+check --schedule zb-auto,zb-h1 -p 4 -m 8 --layers 6 --partition 1,2,0,3
+check --schedule zb-auto -p 4 -m 8 --mem-limit 2 --w-budget 1
 # ZB-V: the V placement, with fewer microbatches than its order pads to (2p-1), an empty chunk, one
 # stage holding both ends (every hop a copy to itself), and a W budget (which keeps the placement).
 check --schedule zb-v,interleaved -p 4 -m 8 --layers 8

@@ -147,7 +147,7 @@ static void test_check_grads_every_schedule(void)
 {
     static const int kinds[] = {PPS_SCHED_GPIPE, PPS_SCHED_1F1B, PPS_SCHED_INTERLEAVED,
                                 PPS_SCHED_ZB_H1, PPS_SCHED_ZB_H2, PPS_SCHED_ZB_V,
-                                PPS_SCHED_INTERLEAVED_ZB};
+                                PPS_SCHED_INTERLEAVED_ZB, PPS_SCHED_ZB_AUTO};
     struct pps_run_config c;
 
     for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
@@ -167,6 +167,29 @@ static void test_check_grads_every_schedule(void)
         CHECK(res.outcomes[0].grads_equal);
         CHECK(res.outcomes[0].loss_equal);
         CHECK_EQ_INT(res.outcomes[0].first_diff, -1);
+        pps_run_result_release(&res);
+    }
+}
+
+/* zb-auto under other limits runs other orders (one microbatch at a time, fewer than p, past
+ * 2p-1): each gives the reference's gradients bit for bit. */
+static void test_check_grads_zb_auto_limits(void)
+{
+    const int limits[] = {1, 2, 6};
+
+    for (size_t k = 0; k < sizeof(limits) / sizeof(limits[0]); k++) {
+        struct pps_run_config c;
+        struct pps_run_result res;
+        struct pps_err err = {0, ""};
+
+        small_config(&c, PPS_SCHED_ZB_AUTO, 3, 6);
+        c.check_grads = 1;
+        c.mem_limit = limits[k];
+        CHECK_EQ_INT(pps_run(&c, &res, &err), 0);
+        CHECK_EQ_INT(res.n, 1);
+        CHECK(res.outcomes[0].grads_checked);
+        CHECK(res.outcomes[0].grads_equal);
+        CHECK(res.outcomes[0].loss_equal);
         pps_run_result_release(&res);
     }
 }
@@ -388,6 +411,7 @@ static const struct test_case cases[] = {
     TEST(test_postval_rolls_back_an_injected_inf_exactly),
     TEST(test_postval_redoes_clipped_steps_exactly),
     TEST(test_check_grads_every_schedule),
+    TEST(test_check_grads_zb_auto_limits),
     TEST(test_loss_falls_through_the_pipeline),
     TEST(test_w_budget_bounds_pending_w_with_the_same_parameters),
     TEST(test_act_budget_turns_into_a_count_per_stage),
