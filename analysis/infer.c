@@ -389,6 +389,12 @@ double pps_report_zb_theory(const struct pps_report *rep, int *steady)
     if (rep->sched_kind == PPS_SCHED_ZB_V && fabs(tf - tb) <= 0.05 * tf &&
         fabs(tw - tb) <= 0.05 * tf)
         tb = tw = tf;
+    /* dualpipev's asks for tF = tB >= tW: the same 5 %. */
+    if (rep->sched_kind == PPS_SCHED_DUALPIPEV && fabs(tf - tb) <= 0.05 * tf) {
+        tb = tf;
+        if (tw > tb && tw - tb <= 0.05 * tf)
+            tw = tb;
+    }
     idle = pps_zb_theory_idle(rep->sched_kind, rep->p, rep->m, rep->v, tf, tb, tw, steady);
     return isnan(idle) ? NAN : idle / (rep->m * (tf + tb + tw) + idle);
 }

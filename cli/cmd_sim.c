@@ -408,6 +408,25 @@ static void json_case(struct pps_json *j, const struct sim_opts *o, const struct
     pps_json_end_object(j);
 }
 
+/* DeepSeek-V3's Table 2 for DualPipeV beside what this simulator's F-then-BW pairs give
+ * (schedule.h, pps_zb_theory_idle): PP = 2p chunks, each op a chunk's, half a stage's cost. */
+static void dualpipev_theory(FILE *f, const struct sim_opts *o, const struct sim_case *sc,
+                             double idle)
+{
+    int p = sc->sched.p;
+    double F = o->tf / 2, B = (o->tb + o->tw) / 2, W = o->tw / 2;
+
+    fprintf(f,
+            "DeepSeek-V3 Table 2: (PP/2-1)(F&B+B-3W) = %g idle per stage for PP = %d chunks "
+            "(F=%g B=%g W=%g, F&B = F+B: no overlap), at PP+1 = %d chunk activations (%g "
+            "microbatches through a stage)\n",
+            (p - 1) * (F + B + B - 3 * W), 2 * p, F, B, W, 2 * p + 1, p + 0.5);
+    fprintf(f,
+            "  here F then BW: the forward's activation leaves before the backward, %s = %g "
+            "idle per stage\n",
+            pps_zb_theory_formula(sc->kind), idle);
+}
+
 static void zb_theory(FILE *f, const struct sim_opts *o, const struct sim_case *sc)
 {
     int p = sc->sched.p, steady = 0;
@@ -419,6 +438,8 @@ static void zb_theory(FILE *f, const struct sim_opts *o, const struct sim_case *
         fprintf(f, "zero-bubble theory: zb-v idles 0 in the steady state (tF = tB = tW, m >= "
                    "2p-1), at 1F1B's peak activations (%d microbatches through a stage)\n",
                 p);
+    else if (sc->kind == PPS_SCHED_DUALPIPEV)
+        dualpipev_theory(f, o, sc, idle);
     else
         fprintf(f, "zero-bubble theory: %s = %g idle per stage%s\n",
                 pps_zb_theory_formula(sc->kind), idle,
@@ -548,11 +569,11 @@ int pps_cmd_sim(int argc, char **argv)
         sc->kind = o.kinds[n];
         sc->v = pps_sched_kind_v(sc->kind, o.v);
         if (o.v_given && o.v != sc->v && o.n_kinds == 1) {
-            if (sc->kind == PPS_SCHED_ZB_V)
+            if (pps_sched_kind_placement(sc->kind) == PPS_PLACE_V)
                 pps_err_set(&err, PPS_EINVAL,
-                            "zb-v runs two chunks per stage (down the stages and back up); "
+                            "%s runs two chunks per stage (down the stages and back up); "
                             "-v %d does not apply",
-                            o.v);
+                            pps_sched_kind_name(sc->kind), o.v);
             else
                 pps_err_set(&err, PPS_EINVAL,
                             "%s runs one chunk per stage; -v applies to "

@@ -28,7 +28,7 @@ static int make_rows(const struct pps_sim_from_opts *o, const struct pps_report 
 {
     static const int every[] = {PPS_SCHED_GPIPE, PPS_SCHED_1F1B, PPS_SCHED_INTERLEAVED,
                                 PPS_SCHED_ZB_H1, PPS_SCHED_ZB_H2, PPS_SCHED_ZB_V,
-                                PPS_SCHED_INTERLEAVED_ZB, PPS_SCHED_ZB_AUTO};
+                                PPS_SCHED_DUALPIPEV, PPS_SCHED_INTERLEAVED_ZB, PPS_SCHED_ZB_AUTO};
     const int *kinds = o->n_kinds ? o->kinds : every;
     int n_kinds = o->n_kinds ? o->n_kinds : (int)(sizeof(every) / sizeof(every[0]));
     struct pps_whatif_opts wo = {.w_share = o->w_share, .mem_limit = o->mem_limit};

@@ -74,10 +74,11 @@ int pps_run_config_check(const struct pps_run_config *c, struct pps_err *err)
                                    pps_sched_kind_name(c->kinds[i]));
         interleaved |= pps_sched_kind_v(c->kinds[i], c->v) > 1;
     }
-    if (c->n_kinds == 1 && c->kinds[0] == PPS_SCHED_ZB_V && c->v > 0 && c->v != 2)
+    if (c->n_kinds == 1 && pps_sched_kind_placement(c->kinds[0]) == PPS_PLACE_V && c->v > 0 &&
+        c->v != 2)
         return pps_err_set(err, PPS_EINVAL,
-                           "v=%d: zb-v runs two chunks per stage (down the stages and back up)",
-                           c->v);
+                           "v=%d: %s runs two chunks per stage (down the stages and back up)",
+                           c->v, pps_sched_kind_name(c->kinds[0]));
     if (c->v > 1 && !interleaved)
         return pps_err_set(err, PPS_EINVAL,
                            "v=%d: only interleaved and interleaved-zb run several chunks per stage",

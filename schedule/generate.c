@@ -230,6 +230,9 @@ int pps_schedule_generate(struct pps_schedule *sched, int kind, int p, int m, in
     case PPS_SCHED_ZB_V:
         pps__gen_zb_v(sched);
         break;
+    case PPS_SCHED_DUALPIPEV:
+        pps__gen_dualpipev(sched);
+        break;
     case PPS_SCHED_INTERLEAVED_ZB:
         pps__gen_interleaved_zb(sched);
         break;

@@ -28,6 +28,10 @@ int pps__sim_check_costs(int p, const struct pps_sim_costs *c, struct pps_err *e
 /* ZB-V's action lists into sched (allocated for p, m, v = 2: 6m actions a stage; generate_v.c). */
 void pps__gen_zb_v(struct pps_schedule *sched);
 
+/* DualPipeV's action lists into sched (allocated for p, m >= 2p, v = 2: at most 6m actions a
+ * stage, 4m + 2p-s-1 on stage s, its backwards part BW, part B and W; generate_dualpipev.c). */
+void pps__gen_dualpipev(struct pps_schedule *sched);
+
 /* Interleaved zero bubble's action lists into sched (allocated for p, m, v: 3vm actions a stage;
  * generate_izb.c), and the size of its groups of microbatches: m / max(1, m / p), or -1 when the
  * groups cannot all be that size. */

@@ -12,6 +12,7 @@ static const char *const kind_names[PPS_SCHED_KIND_COUNT] = {
     [PPS_SCHED_ZB_H1] = "zb-h1",
     [PPS_SCHED_ZB_H2] = "zb-h2",
     [PPS_SCHED_ZB_V] = "zb-v",
+    [PPS_SCHED_DUALPIPEV] = "dualpipev",
     [PPS_SCHED_INTERLEAVED_ZB] = "interleaved-zb",
     [PPS_SCHED_ZB_AUTO] = "zb-auto",
 };
@@ -35,12 +36,12 @@ int pps_sched_kind_parse(const char *name)
 
 int pps_sched_kind_placement(int kind)
 {
-    return kind == PPS_SCHED_ZB_V ? PPS_PLACE_V : PPS_PLACE_LOOP;
+    return kind == PPS_SCHED_ZB_V || kind == PPS_SCHED_DUALPIPEV ? PPS_PLACE_V : PPS_PLACE_LOOP;
 }
 
 int pps_sched_kind_v(int kind, int asked)
 {
-    if (kind == PPS_SCHED_ZB_V)
+    if (kind == PPS_SCHED_ZB_V || kind == PPS_SCHED_DUALPIPEV)
         return 2;
     if (kind == PPS_SCHED_INTERLEAVED || kind == PPS_SCHED_INTERLEAVED_ZB)
         return asked > 0 ? asked : 2;
@@ -50,7 +51,8 @@ int pps_sched_kind_v(int kind, int asked)
 int pps_sched_kind_split(int kind)
 {
     return kind == PPS_SCHED_ZB_H1 || kind == PPS_SCHED_ZB_H2 || kind == PPS_SCHED_ZB_V ||
-           kind == PPS_SCHED_INTERLEAVED_ZB || kind == PPS_SCHED_ZB_AUTO;
+           kind == PPS_SCHED_DUALPIPEV || kind == PPS_SCHED_INTERLEAVED_ZB ||
+           kind == PPS_SCHED_ZB_AUTO;
 }
 
 const char *pps_placement_name(int placement)
@@ -96,8 +98,18 @@ int pps_schedule_check_params(int kind, int p, int m, int v, struct pps_err *err
                            "zb-v runs two model chunks per stage (v=2), down the stages and back "
                            "up; got v=%d",
                            v);
+    if (kind == PPS_SCHED_DUALPIPEV && v != 2)
+        return pps_err_set(err, PPS_EINVAL,
+                           "dualpipev runs two model chunks per stage (v=2), down the stages and "
+                           "back up; got v=%d",
+                           v);
+    if (kind == PPS_SCHED_DUALPIPEV && m < 2 * p)
+        return pps_err_set(err, PPS_EINVAL,
+                           "dualpipev needs m >= 2p = %d microbatches for p=%d, as DeepSeek's "
+                           "DualPipeV asserts; got m=%d",
+                           2 * p, p, m);
     int chunked = kind == PPS_SCHED_INTERLEAVED || kind == PPS_SCHED_INTERLEAVED_ZB;
-    if (!chunked && kind != PPS_SCHED_ZB_V && v != 1)
+    if (!chunked && pps_sched_kind_v(kind, 0) != 2 && v != 1)
         return pps_err_set(err, PPS_EINVAL,
                            "%s runs one model chunk per stage (v=1); got v=%d (only interleaved "
                            "and interleaved-zb take v > 1)",
@@ -168,6 +180,10 @@ double pps_zb_theory_idle(int kind, int p, int m, int v, double tf, double tb, d
         return (p - 1) * (h2 > 0 ? h2 : 0);
     if (kind == PPS_SCHED_ZB_V && m >= 2 * p - 1 && tf == tb && tb == tw)
         return 0;
+    /* DeepSeek-V3's Table 2 in chunk costs F = tF/2, B = (tB+tW)/2 (full), W = tW/2, with F&B
+     * = F+B, less what running the pair as F then BW gives back: test_dualpipev.c derives it. */
+    if (kind == PPS_SCHED_DUALPIPEV && m >= 2 * p && tf == tb && tw <= tb)
+        return (p - 1) * (tf + tb - tw) / 2;
     return NAN;
 }
 
@@ -178,6 +194,7 @@ const char *pps_zb_theory_formula(int kind)
         [PPS_SCHED_ZB_H2] = "(p-1)max(0, tF+tB-2tW)",
         [PPS_SCHED_INTERLEAVED_ZB] = "(p-1)max(tF, tF+tB-tW)/v",
         [PPS_SCHED_ZB_V] = "0 (tF = tB = tW)",
+        [PPS_SCHED_DUALPIPEV] = "(p-1)(tF+tB-tW)/2",
     };
     return kind >= 0 && kind < PPS_SCHED_KIND_COUNT ? formula[kind] : NULL;
 }

@@ -39,6 +39,7 @@ enum pps_sched_kind {
     PPS_SCHED_ZB_H1,
     PPS_SCHED_ZB_H2,
     PPS_SCHED_ZB_V, /* two chunks a stage in the V placement, B and W split */
+    PPS_SCHED_DUALPIPEV, /* DeepSeek's DualPipe cut in half: V placement, BW and B/W mixed */
     PPS_SCHED_INTERLEAVED_ZB, /* interleaved 1F1B, B and W split, W's deferred */
     /* built for given costs and a memory limit (pps_schedule_auto) */
     PPS_SCHED_ZB_AUTO,
@@ -99,16 +100,18 @@ static inline int pps_schedule_vstage(const struct pps_schedule *s, int stage, i
 }
 /* The placement of the schedules of kind (enum pps_sched_kind). */
 int pps_sched_kind_placement(int kind);
-/* The chunks per stage kind runs: asked (interleaved, interleaved-zb; 0: 2), 2 (zb-v), or 1. */
+/* The chunks per stage kind runs: asked (interleaved, interleaved-zb; 0: 2), 2 (zb-v, dualpipev),
+ * or 1. */
 int pps_sched_kind_v(int kind, int asked);
-/* Whether kind splits the backward into B and W. */
+/* Whether kind splits the backward into B and W (dualpipev: some of its backwards). */
 int pps_sched_kind_split(int kind);
 /* "loop", "v"; parse returns -1 for an unknown name. */
 const char *pps_placement_name(int placement);
 int pps_placement_parse(const char *name);
 
 /* Name <-> kind: the names of PPS_SCHED_NAMES. Parse returns -1 if unknown. */
-#define PPS_SCHED_NAMES "gpipe, 1f1b, interleaved, zb-h1, zb-h2, zb-v, interleaved-zb, zb-auto"
+#define PPS_SCHED_NAMES                                                                            \
+    "gpipe, 1f1b, interleaved, zb-h1, zb-h2, zb-v, dualpipev, interleaved-zb, zb-auto"
 const char *pps_sched_kind_name(int kind);
 int pps_sched_kind_parse(const char *name);
 /* One-letter or two-letter op name: "F", "B", "W", "BW". */
@@ -117,7 +120,8 @@ const char *pps_op_name(int op);
 /*
  * Checks that (kind, p, m, v) can be generated; on failure names the constraint in err:
  * p >= 1, m >= 1, v == 1 except for interleaved (v >= 1, m % p == 0), interleaved-zb (v >= 1,
- * m a multiple of m / p when m >= 2p: groups of equal size) and zb-v (v == 2).
+ * m a multiple of m / p when m >= 2p: groups of equal size), zb-v (v == 2) and dualpipev (v == 2,
+ * m >= 2p, as DeepSeek's and PyTorch's DualPipeV assert).
  */
 int pps_schedule_check_params(int kind, int p, int m, int v, struct pps_err *err);
 
@@ -333,6 +337,10 @@ void pps_schedule_stage_memory(const struct pps_schedule *sc, int s, const doubl
  *   zb-h2           (p-1) max(0, tF+tB-2tW) in the steady state, m >= 2p-1
  *   interleaved-zb  zb-h1's over v: (p-1) max(tF, tF+tB-tW) / v an iteration, m >= p
  *   zb-v            0 in the steady state when tF = tB = tW, m >= 2p-1
+ *   dualpipev       (p-1)(tF+tB-tW)/2 an iteration, tF = tB >= tW, m >= 2p: DeepSeek-V3's
+ *                   (PP/2-1)(F&B+B-3W) for PP = 2p chunks of costs F = tF/2, B = (tB+tW)/2,
+ *                   W = tW/2 and F&B = F+B, less (p-1)tB/2: each pair runs F then BW, and the
+ *                   forward's activation leaves before the backward runs
  * The simulator reproduces each (test_simulate.c); a stage's iteration is m(tF+tB+tW) plus it.
  */
 double pps_zb_theory_idle(int kind, int p, int m, int v, double tf, double tb, double tw,

@@ -1,8 +1,8 @@
 #!/bin/sh
 # run_check_grads.sh - `ppscope run --check-grads`: the gradients of every schedule (gpipe, 1f1b,
-# interleaved, zb-h1, zb-h2, zb-v, zb-auto), at several p, m and v, even and uneven partitions (an
-# empty chunk included), are bitwise those of the same model run in one process over the same
-# microbatches.
+# interleaved, zb-h1, zb-h2, zb-v, dualpipev, interleaved-zb, zb-auto), at several p, m and v, even
+# and uneven partitions (an empty chunk included), are bitwise those of the same model run in one
+# process over the same microbatches.
 # Usage: run_check_grads.sh PATH/TO/ppscope                       (threads transport)
 #        run_check_grads.sh PATH/TO/ppscope mpi HAVE_MPI MPIEXEC  (one rank per stage; exits 77
 #                                                                  without MPI or mpirun)
@@ -57,6 +57,9 @@ if [ "$MODE" = mpi ]; then
     check 4 --schedule zb-h2,zb-h1 -p 4 -m 8 --w-budget 1
     # ZB-V: two chunks a stage, down the ranks and back up (rank 0 computes the loss).
     check 3 --schedule zb-v -p 3 -m 5 --layers 7 --partition 2,0,1,1,2,1
+    # DualPipeV: BW and B/W mixed on each rank, at its smallest m (2p) and past it, unevenly.
+    check 3 --schedule dualpipev -p 3 -m 6 --layers 7 --partition 2,0,1,1,2,1
+    check 4 --schedule dualpipev,zb-v -p 4 -m 9 --layers 8
     # Interleaved zero bubble: W's deferred across chunks, groups of 4 (m/(m/p)) microbatches on 3 ranks.
     check 3 --schedule interleaved-zb -p 3 -m 8 -v 2 --layers 7 --partition 2,0,1,1,2,1
     check 3 --schedule zb-auto -p 3 -m 6 --mem-limit 5
@@ -118,6 +121,12 @@ check --schedule zb-v,interleaved -p 4 -m 8 --layers 8
 check --schedule zb-v -p 3 -m 2 --layers 7 --partition 2,0,1,1,2,1
 check --schedule zb-v -p 1 -m 3 --layers 3
 check --schedule zb-v -p 4 -m 8 --w-budget 1
+# DualPipeV: its smallest m (2p), an uneven partition with an empty chunk, one stage holding both
+# ends, and a W budget (its W's follow their B's within each chunk).
+check --schedule dualpipev,zb-v,1f1b -p 4 -m 8 --layers 8
+check --schedule dualpipev -p 3 -m 6 --layers 7 --partition 2,0,1,1,2,1
+check --schedule dualpipev -p 1 -m 2 --layers 3
+check --schedule dualpipev -p 4 -m 11 --layers 8 --w-budget 1
 # Interleaved zero bubble: more chunks, fewer microbatches than stages (one group of m), groups
 # that are not p (m=10 on 4 stages: 2 groups of 5), an empty chunk, and a W budget.
 check --schedule interleaved-zb,interleaved -p 4 -m 8 --layers 8

@@ -88,4 +88,21 @@ expect_exit 0 report "$T/izb"
 grep -q "zero-bubble 11.8%: (p-1)max(tF, tF+tB-tW)/v idle a stage" "$T/out" && ok ||
     fail "report's zero-bubble line: $(grep -A1 '^theory' "$T/out")"
 
+# DualPipeV beside DeepSeek-V3's Table 2 (test_dualpipev.c derives both figures), printed only
+# where tF = tB >= tW; m below 2p is refused with the reason.
+expect_exit 0 sim -s dualpipev -p 4 -m 16
+grep -q "^DeepSeek-V3 Table 2: (PP/2-1)(F&B+B-3W) = 3 idle per stage for PP = 8 chunks" "$T/out" &&
+    grep -q "(p-1)(tF+tB-tW)/2 = 1.5 idle per stage$" "$T/out" &&
+    grep -q "^makespan 49.5 " "$T/out" && ok || fail "dualpipev theory: $(cat "$T/out")"
+expect_exit 0 sim -s dualpipev -p 4 -m 16 --tf 2
+if grep -q "Table 2" "$T/out"; then fail "dualpipev at tF != tB: a theory that does not hold"; else ok; fi
+expect_exit 2 sim -s dualpipev -p 4 -m 7 && stderr_has "needs m >= 2p = 8"
+expect_exit 0 sim -s dualpipev -p 4 -m 8 --tw 0.5 --trace "$T/dpv"
+expect_exit 0 report --json "$T/dpv"
+cp "$T/out" "$T/dpv.json"
+expect "$T/dpv.json" '.bubble_zero_bubble_theory * 10000 | round' \
+    "$(awk 'BEGIN { i = 3 * 1.5 / 2; printf "%.0f", i / (8 * 2.5 + i) * 10000 }')"
+expect "$T/dpv.json" '(.bubble - .bubble_zero_bubble_theory) | fabs < 1e-6' true
+expect "$T/dpv.json" '.placement' '"v"'
+
 cli_finish

@@ -147,7 +147,7 @@ static void test_check_grads_every_schedule(void)
 {
     static const int kinds[] = {PPS_SCHED_GPIPE, PPS_SCHED_1F1B, PPS_SCHED_INTERLEAVED,
                                 PPS_SCHED_ZB_H1, PPS_SCHED_ZB_H2, PPS_SCHED_ZB_V,
-                                PPS_SCHED_INTERLEAVED_ZB, PPS_SCHED_ZB_AUTO};
+                                PPS_SCHED_DUALPIPEV, PPS_SCHED_INTERLEAVED_ZB, PPS_SCHED_ZB_AUTO};
     struct pps_run_config c;
 
     for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {

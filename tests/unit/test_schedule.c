@@ -30,8 +30,12 @@ static void test_sweep_every_schedule_is_valid(void)
                         continue;
                     }
                     int split = pps_sched_kind_split(kind);
-                    for (int st = 0; st < p; st++)
-                        CHECK_EQ_INT(pps_schedule_len(&s, st), (long)m * v * (split ? 3 : 2));
+                    for (int st = 0; st < p; st++) {
+                        long want = (long)m * v * (split ? 3 : 2);
+                        if (kind == PPS_SCHED_DUALPIPEV) /* 2p-st-1 backwards split */
+                            want = 4L * m + 2 * p - st - 1;
+                        CHECK_EQ_INT(pps_schedule_len(&s, st), want);
+                    }
                     int rc = pps_schedule_validate(&s, NULL, &err);
                     if (rc)
                         fprintf(stderr, "  %s p=%d m=%d v=%d: %s\n", pps_sched_kind_name(kind), p,
