@@ -103,10 +103,18 @@ void pps__analysis_judge(struct pps_report *rep);
  * optimizer barrier, its steady state for a post-validated one. */
 double pps__analysis_on_basis(const struct pps_report *rep, const struct pps_sim_result *r);
 
-/* The schedule of rep's kind as the run ran it: generated, or zb-auto built again from the
- * costs and limit in the run's metadata (run_schedule.c). 0 or negative, the reason in perr. */
+/* The run's schedule as it ran it: its kind's, generated, or zb-auto built again from the costs
+ * and limit in the run's metadata; else its order (rep->observed: a schedule file's, or the
+ * spans'), copied (run_schedule.c). 0 or negative, the reason in perr. */
 int pps__analysis_generate(const struct pps_run *run, const struct pps_report *rep,
                            struct pps_schedule *sched, struct pps_err *perr);
+
+/* A run of a custom schedule (a schedule file's) keeps its order as rows of ppscope's grid, each
+ * shard its stage's (meta schedule_order; sim --trace's one shard every row): read back into
+ * rep->observed, validated, for p, m, v as the run says. 1 when it was, 0 when the run keeps none
+ * or it is damaged (rep->infer_note says how), PPS_ENOMEM. */
+int pps__analysis_stated_order(const struct pps_run *run, struct pps_report *rep,
+                               struct pps_err *err);
 
 /* A run made with a pending-W budget (meta stage_w_budget of each rank, the stage) ran its
  * schedule reordered: *sched is replaced by that order where one applies. 0 or negative. */

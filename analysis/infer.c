@@ -288,7 +288,12 @@ int pps__analysis_infer_schedule(const struct pps_run *run, struct pps_report *r
     int32_t label;
     int rc, bad;
 
-    if (rep->sched_kind >= 0 || rep->p < 1 || rep->m < 1 || rep->n_stages != rep->p)
+    if (rep->sched_kind >= 0 || rep->p < 1 || rep->m < 1)
+        return 0;
+    /* A custom schedule's run says its order: that, not what its spans show. */
+    if ((rc = pps__analysis_stated_order(run, rep, err)) != 0)
+        return rc < 0 ? rc : 0;
+    if (rep->n_stages != rep->p)
         return 0;
     if ((rc = typical_iter(run, &label)) < 0)
         return pps_err_set(err, rc, "out of memory reading the run's order");

@@ -34,29 +34,13 @@ static int chunk_bytes(const struct pps_run *run, int s, const char *key, int v,
     return *text == '\0';
 }
 
-/* The run's schedule as it ran (generated, or the observed order, with its W budget). */
+/* The run's schedule as it ran (generated, or its order), with its W budget. */
 static int run_schedule(const struct pps_run *run, const struct pps_report *rep,
                         struct pps_schedule *sched, struct pps_err *perr)
 {
-    size_t n;
-    int rc;
+    int rc = pps__analysis_generate(run, rep, sched, perr);
 
-    if (rep->sched_kind >= 0) {
-        if ((rc = pps__analysis_generate(run, rep, sched, perr)) < 0)
-            return rc;
-    } else if (rep->observed.actions) {
-        n = rep->observed.start[rep->observed.p];
-        if (pps_schedule_alloc(sched, rep->observed.p, rep->observed.m, rep->observed.v, n) < 0)
-            return pps_err_set(perr, PPS_ENOMEM, "out of memory");
-        memcpy(sched->actions, rep->observed.actions, n * sizeof(*sched->actions));
-        memcpy(sched->start, rep->observed.start,
-               (size_t)(rep->observed.p + 1) * sizeof(*sched->start));
-        sched->kind = -1;
-        sched->placement = rep->observed.placement;
-    } else {
-        return pps_err_set(perr, PPS_EINVAL, "the run's schedule is not known");
-    }
-    return pps__analysis_w_budget(run, sched, perr);
+    return rc < 0 ? rc : pps__analysis_w_budget(run, sched, perr);
 }
 
 int pps_analysis_memory(const struct pps_run *run, const struct pps_report *rep,

@@ -329,22 +329,6 @@ static int predict_comm(struct pps_report *rep, const struct pps_schedule *sched
     return rc < 0 ? rc : 0;
 }
 
-/* A copy of a hand-made (observed) schedule, for the prediction to own as it owns a generated
- * one. */
-static int copy_schedule(const struct pps_schedule *from, struct pps_schedule *to,
-                         struct pps_err *err)
-{
-    size_t n = from->start[from->p];
-
-    if (pps_schedule_alloc(to, from->p, from->m, from->v, n) < 0)
-        return pps_err_set(err, PPS_ENOMEM, "out of memory for the observed order");
-    memcpy(to->actions, from->actions, n * sizeof(*to->actions));
-    memcpy(to->start, from->start, (size_t)(from->p + 1) * sizeof(*to->start));
-    to->kind = -1;
-    to->placement = from->placement;
-    return 0;
-}
-
 int pps__analysis_predict(const struct pps_run *run, struct pps_report *rep, struct pps_err *err)
 {
     struct pps_schedule sched = PPS_SCHEDULE_INIT;
@@ -363,10 +347,7 @@ int pps__analysis_predict(const struct pps_run *run, struct pps_report *rep, str
     if ((ret = choose_tcomm(rep, err)) < 0)
         goto out;
 
-    if (rep->sched_kind >= 0)
-        rc = pps__analysis_generate(run, rep, &sched, &perr);
-    else
-        rc = copy_schedule(&rep->observed, &sched, &perr);
+    rc = pps__analysis_generate(run, rep, &sched, &perr);
     if (!rc)
         rc = pps__analysis_w_budget(run, &sched, &perr);
     if (rc == PPS_ENOMEM) {

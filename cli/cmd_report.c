@@ -133,8 +133,17 @@ static void print_header(FILE *f, const struct pps_run *run, const struct pps_re
 
     fputs("schedule  ", f);
     pps_text_put(f, name ? name : "unknown");
-    if (rep->inferred & PPS_INFERRED_SCHEDULE)
+    if (rep->inferred & PPS_INFERRED_SCHEDULE) {
         fprintf(f, rep->sched_kind >= 0 ? " (its order, inferred)" : " (its observed order)");
+    } else if (rep->observed.actions) {
+        /* A schedule file's, whose order the run keeps. */
+        const char *file = pps_run_meta(run, "schedule_file");
+
+        fputs(file ? " (from " : " (its own order", f);
+        if (file)
+            pps_text_put(f, file);
+        fputc(')', f);
+    }
     if (rep->p)
         fprintf(f, "  p=%d", rep->p);
     else
@@ -382,7 +391,10 @@ static void print_bubble(FILE *f, const struct pps_run *run, const struct pps_re
         fputs("predicted ", f);
         pps_text_put(f, pps_report_schedule_name(run, rep));
         fprintf(f, "%s with the measured mean op costs, tcomm %s",
-                rep->observed.actions ? " (the observed order)" : "", t);
+                !rep->observed.actions                  ? ""
+                : rep->inferred & PPS_INFERRED_SCHEDULE ? " (the observed order)"
+                                                        : " (the order it ran)",
+                t);
         if (!isnan(rep->pred_balanced))
             fprintf(f, "; balanced stages %.1f%%", 100 * rep->pred_balanced);
         if (!isnan(rep->pred_links))
@@ -627,6 +639,8 @@ static void print_json(FILE *f, const struct pps_run *run, const struct pps_repo
     pps_json_string(&j, "run", run->path);
     pps_json_string(&j, "source", pps_run_meta(run, "source"));
     pps_json_string(&j, "schedule", pps_report_schedule_name(run, rep));
+    if (pps_run_meta(run, "schedule_file"))
+        pps_json_string(&j, "schedule_file", pps_run_meta(run, "schedule_file"));
     pps_json_begin_object(&j, "inferred");
     pps_json_bool(&j, "schedule", (rep->inferred & PPS_INFERRED_SCHEDULE) != 0);
     pps_json_bool(&j, "custom", rep->observed.actions != NULL);
@@ -733,10 +747,8 @@ int pps_cmd_report(int argc, char **argv)
     int json = 0, iterations = 0, csv = 0, no_summary = 0, verbose = 0, rc;
     char from[512];
     const struct pps_cli_opt opts[] = {
-        {"json", &json, NULL, NULL, 0},
-        {"iterations", &iterations, NULL, NULL, 0},
-        {"csv", &csv, NULL, NULL, 0},
-        {"no-summary", &no_summary, NULL, NULL, 0},
+        {"json", &json, NULL, NULL, 0},         {"iterations", &iterations, NULL, NULL, 0},
+        {"csv", &csv, NULL, NULL, 0},           {"no-summary", &no_summary, NULL, NULL, 0},
         {"verbose", &verbose, NULL, NULL, 'v'},
     };
 

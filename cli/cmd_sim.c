@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "pps_text.h"
+#include "sched_file.h"
 #include "sim_from.h"
 #include "sim_text.h"
 #include "sim_trace.h"
@@ -33,6 +34,10 @@ struct sim_opts {
     /* zb-auto's limit of live microbatches a stage; 0: p */
     int mem_limit;
     const char *cost_opt; /* the first option that sets a cost or the trace, for --from */
+    /* --schedule-file F: a user's schedule, simulated first; --csv, --grid: the schedule alone,
+     * written as PyTorch's pipeline-order CSV or as ppscope's grid */
+    const char *sched_file;
+    int csv, grid;
 };
 
 static void usage(FILE *f)
@@ -49,6 +54,10 @@ static void usage(FILE *f)
             "\n"
             "  -s, --schedule S    " PPS_SCHED_NAMES ";\n"
             "                      a comma list compares them (default 1f1b)\n"
+            "      --schedule-file F  a schedule of your own: PyTorch pipelining's\n"
+            "                      pipeline-order CSV (a row per rank: 0F0,1I3,2W1,3B0, empty\n"
+            "                      cells idle) or ppscope's grid (what --grid prints); p, m\n"
+            "                      and v are the file's; with --schedule, compared with those\n"
             "  -p P                pipeline stages (default 4)\n"
             "  -m M                microbatches per iteration (default 8)\n"
             "  -v V                model chunks per stage, interleaved and interleaved-zb only\n"
@@ -65,7 +74,11 @@ static void usage(FILE *f)
             "      --mem-limit K   zb-auto: at most K live microbatches a stage, each live from\n"
             "                      its F to its W (ZB-H1 holds p, ZB-H2 2p-1; default p); zb-auto\n"
             "                      is built for the costs given here (or the run's, with --from)\n"
-            "      --actions       also print each stage's action list\n"
+            "      --actions       also print each stage's action list (the grid)\n"
+            "      --csv           print only the schedule, as PyTorch's pipeline-order CSV\n"
+            "                      (each action in the column of the step it runs in when\n"
+            "                      every action takes one step); --schedule-file reads it back\n"
+            "      --grid          print only the schedule, as ppscope's grid\n"
             "      --width N       timeline columns (default: terminal width or 100)\n"
             "      --json          print figures as JSON instead of text\n"
             "      --trace DIR     write the prediction as a run (DIR/<schedule> when several)\n"
@@ -83,7 +96,9 @@ static void usage(FILE *f)
             "Times are in any unit you like; all of them in the same one. With --from they are\n"
             "the run's, and another -m keeps the batch (each microbatch costs m_run/m of the\n"
             "run's); another -p spreads the run's work evenly over the new stages.\n"
-            "Example: ppscope sim --from runs/1f1b --schedule zb-h1,zb-h2\n");
+            "Example: ppscope sim --from runs/1f1b --schedule zb-h1,zb-h2\n"
+            "         ppscope sim --schedule zb-v -p 4 -m 8 --csv > zbv.csv\n"
+            "         ppscope sim --schedule-file zbv.csv --schedule zb-h1,1f1b\n");
 }
 
 static int parse_kinds(struct sim_opts *o, const char *list)
@@ -97,9 +112,7 @@ static int parse_kinds(struct sim_opts *o, const char *list)
          tok = strtok_r(NULL, ",", &save)) {
         int k = pps_sched_kind_parse(tok);
         if (k < 0)
-            return pps_cli_usage_error(
-                "sim", "unknown schedule '%s' (" PPS_SCHED_NAMES ")",
-                tok);
+            return pps_cli_usage_error("sim", "unknown schedule '%s' (" PPS_SCHED_NAMES ")", tok);
         if (o->n_kinds == MAX_SCHEDULES)
             return pps_cli_usage_error("sim", "at most %d schedules at once", MAX_SCHEDULES);
         o->kinds[o->n_kinds++] = k;
@@ -134,8 +147,17 @@ enum {
     OPT_UNIT,
     OPT_FROM,
     OPT_WSHARE,
-    OPT_MEMLIMIT
+    OPT_MEMLIMIT,
+    OPT_SCHEDFILE,
+    OPT_CSV,
+    OPT_GRID
 };
+
+/* The schedules o asks for: the file's, and those named (1f1b where nothing is). */
+static int n_schedules(const struct sim_opts *o)
+{
+    return (o->sched_file != NULL) + (o->kinds_given ? o->n_kinds : !o->sched_file);
+}
 
 static int parse_args(struct sim_opts *o, int argc, char **argv)
 {
@@ -157,6 +179,9 @@ static int parse_args(struct sim_opts *o, int argc, char **argv)
         {"from", required_argument, NULL, OPT_FROM},
         {"w-share", required_argument, NULL, OPT_WSHARE},
         {"mem-limit", required_argument, NULL, OPT_MEMLIMIT},
+        {"schedule-file", required_argument, NULL, OPT_SCHEDFILE},
+        {"csv", no_argument, NULL, OPT_CSV},
+        {"grid", no_argument, NULL, OPT_GRID},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -178,6 +203,15 @@ static int parse_args(struct sim_opts *o, int argc, char **argv)
             break;
         case OPT_FROM:
             o->from = optarg;
+            break;
+        case OPT_SCHEDFILE:
+            o->sched_file = optarg;
+            break;
+        case OPT_CSV:
+            o->csv = 1;
+            break;
+        case OPT_GRID:
+            o->grid = 1;
             break;
         case OPT_WSHARE:
             if (pps_parse_double(optarg, 0, 1, &o->w_share))
@@ -267,6 +301,20 @@ static int parse_args(struct sim_opts *o, int argc, char **argv)
     if (optind < argc)
         return pps_cli_usage_error("sim", "unexpected argument '%s'", argv[optind]);
     o->v_given = v_given;
+    if (o->from && o->sched_file)
+        return pps_cli_usage_error("sim", "--schedule-file and --from: the what-if replays the "
+                                          "run's costs under the built-in schedules only");
+    if (o->csv + o->grid + o->json > 1)
+        return pps_cli_usage_error("sim", "--csv, --grid and --json: one output at a time");
+    if ((o->csv || o->grid) && (o->trace || o->from || o->actions))
+        return pps_cli_usage_error("sim", "--%s prints the schedule alone: not with --%s",
+                                   o->csv ? "csv" : "grid",
+                                   o->trace  ? "trace"
+                                   : o->from ? "from"
+                                             : "actions");
+    if ((o->csv || o->grid) && n_schedules(o) > 1)
+        return pps_cli_usage_error("sim", "--%s prints one schedule: name one",
+                                   o->csv ? "csv" : "grid");
     if (o->from && o->cost_opt)
         return pps_cli_usage_error("sim", "--%s and --from: with --from the costs are the run's",
                                    o->cost_opt);
@@ -322,10 +370,59 @@ static int make_costs(const struct sim_opts *o, struct pps_sim_costs *c)
 }
 
 struct sim_case {
-    int kind, v;
+    int kind, v; /* kind -1: the schedule file's */
     struct pps_schedule sched;
     struct pps_sim_result res;
 };
+
+/* The case's name as printed: its kind's, or "custom (FILE)". */
+static void case_name(const struct sim_opts *o, const struct sim_case *sc, char *buf, size_t len)
+{
+    if (sc->kind < 0 && o->sched_file)
+        snprintf(buf, len, "custom (%s)", o->sched_file);
+    else
+        snprintf(buf, len, "%s", pps_sched_kind_name(sc->kind));
+}
+
+/* The schedule file's schedule into o's shape: p, m and v are the file's, and -p, -m, -v that say
+ * otherwise are refused. 0 or an exit code, said. */
+static int load_file(struct sim_opts *o, struct pps_schedule *sched)
+{
+    int rc = pps_cli_sched_file("sim", o->sched_file, !o->json, sched);
+
+    if (rc)
+        return rc;
+    if ((o->p_given && o->p != sched->p) || (o->m_given && o->m != sched->m) ||
+        (o->v_given && o->v != sched->v && o->n_kinds == 1 && !o->kinds_given)) {
+        rc = pps_cli_usage_error("sim", "%s holds p=%d, m=%d, v=%d: -p, -m and -v may only say so",
+                                 o->sched_file, sched->p, sched->m, sched->v);
+        pps_schedule_release(sched);
+        return rc;
+    }
+    o->p = sched->p;
+    o->m = sched->m;
+    return 0;
+}
+
+/* The one schedule, alone, as --csv or --grid asks. */
+static int print_schedule(const struct sim_opts *o, const struct pps_schedule *sched)
+{
+    size_t need =
+        o->csv ? pps_schedule_write_csv(sched, NULL, 0) : pps_schedule_write_grid(sched, NULL, 0);
+    char *buf = malloc(need + 1);
+
+    if (!buf) {
+        fprintf(stderr, "ppscope sim: out of memory\n");
+        return PPS_EXIT_FAIL;
+    }
+    if (o->csv)
+        pps_schedule_write_csv(sched, buf, need + 1);
+    else
+        pps_schedule_write_grid(sched, buf, need + 1);
+    fputs(buf, stdout);
+    free(buf);
+    return 0;
+}
 
 /* The v of the theory (p-1)/(v*m+p-1): the chunks where they loop round the stages, 1 in V
  * (pps_report_theory_v()'s rule). */
@@ -359,6 +456,8 @@ static void json_case(struct pps_json *j, const struct sim_opts *o, const struct
 {
     int p = sc->sched.p;
     pps_json_string(j, "schedule", pps_sched_kind_name(sc->kind));
+    if (sc->kind < 0)
+        pps_json_string(j, "schedule_file", o->sched_file);
     pps_json_int(j, "p", p);
     pps_json_int(j, "m", sc->sched.m);
     pps_json_int(j, "v", sc->v);
@@ -435,29 +534,34 @@ static void zb_theory(FILE *f, const struct sim_opts *o, const struct sim_case *
     if (isnan(idle))
         return;
     if (sc->kind == PPS_SCHED_ZB_V)
-        fprintf(f, "zero-bubble theory: zb-v idles 0 in the steady state (tF = tB = tW, m >= "
-                   "2p-1), at 1F1B's peak activations (%d microbatches through a stage)\n",
+        fprintf(f,
+                "zero-bubble theory: zb-v idles 0 in the steady state (tF = tB = tW, m >= "
+                "2p-1), at 1F1B's peak activations (%d microbatches through a stage)\n",
                 p);
     else if (sc->kind == PPS_SCHED_DUALPIPEV)
         dualpipev_theory(f, o, sc, idle);
     else
         fprintf(f, "zero-bubble theory: %s = %g idle per stage%s\n",
-                pps_zb_theory_formula(sc->kind), idle,
-                steady ? " in the steady state" : "");
+                pps_zb_theory_formula(sc->kind), idle, steady ? " in the steady state" : "");
 }
 
 static void text_case(FILE *f, const struct sim_opts *o, const struct sim_case *sc)
 {
     const struct pps_sim_result *r = &sc->res;
     int p = sc->sched.p, m = sc->sched.m;
-    fprintf(f, "%s  p=%d m=%d v=%d  tF=%g tB=%g tW=%g tcomm=%g topt=%g\n",
-            pps_sched_kind_name(sc->kind), p, m, sc->v, o->tf, o->tb, o->tw, o->tcomm, o->topt);
+    char name[512];
+
+    case_name(o, sc, name, sizeof(name));
+    pps_text_put(f, name);
+    fprintf(f, "  p=%d m=%d v=%d%s  tF=%g tB=%g tW=%g tcomm=%g topt=%g\n", p, m, sc->v,
+            sc->sched.placement == PPS_PLACE_V ? " (placed in V)" : "", o->tf, o->tb, o->tw,
+            o->tcomm, o->topt);
     pps_sim_text_timeline(f, &sc->sched, r, o->width, o->topt);
     if (o->actions) {
-        size_t need = pps_schedule_format(&sc->sched, -1, -1, NULL, 0);
+        size_t need = pps_schedule_write_grid(&sc->sched, NULL, 0);
         char *buf = malloc(need + 1);
         if (buf) {
-            pps_schedule_format(&sc->sched, -1, -1, buf, need + 1);
+            pps_schedule_write_grid(&sc->sched, buf, need + 1);
             fprintf(f, "actions:\n%s", buf);
             free(buf);
         }
@@ -543,10 +647,11 @@ int pps_cmd_sim(int argc, char **argv)
                          .iters = 1,
                          .unit_ns = 1e6,
                          .w_share = 0.5};
-    struct sim_case cases[MAX_SCHEDULES];
+    struct sim_case cases[MAX_SCHEDULES + 1]; /* the file's and those named */
     struct pps_sim_costs costs = {0};
     struct pps_err err = {0};
     int rc = parse_args(&o, argc, argv), n = 0, exit_code = PPS_EXIT_OK;
+
     if (rc)
         return rc < 0 ? PPS_EXIT_OK : rc;
     if (o.from) {
@@ -562,11 +667,23 @@ int pps_cmd_sim(int argc, char **argv)
         return pps_sim_from(&fo);
     }
     memset(cases, 0, sizeof(cases));
-    if ((rc = make_costs(&o, &costs)))
-        return rc == PPS_ENOMEM ? PPS_EXIT_FAIL : rc;
-    for (n = 0; n < o.n_kinds; n++) {
+    if (o.sched_file) {
+        /* The user's schedule first: the comparison is against it. */
+        if ((rc = load_file(&o, &cases[0].sched)))
+            return rc;
+        cases[0].kind = -1;
+        cases[0].v = cases[0].sched.v;
+        n = 1;
+    }
+    if ((rc = make_costs(&o, &costs))) {
+        exit_code = rc == PPS_ENOMEM ? PPS_EXIT_FAIL : rc;
+        goto out;
+    }
+    if (n && !(o.csv || o.grid) && pps_simulate(&cases[0].sched, &costs, &cases[0].res, &err))
+        goto fail;
+    for (int i = 0; i < (o.kinds_given || !o.sched_file ? o.n_kinds : 0); i++, n++) {
         struct sim_case *sc = &cases[n];
-        sc->kind = o.kinds[n];
+        sc->kind = o.kinds[i];
         sc->v = pps_sched_kind_v(sc->kind, o.v);
         if (o.v_given && o.v != sc->v && o.n_kinds == 1) {
             if (pps_sched_kind_placement(sc->kind) == PPS_PLACE_V)
@@ -582,8 +699,9 @@ int pps_cmd_sim(int argc, char **argv)
             goto fail;
         }
         if (o.v_given && o.v != sc->v)
-            fprintf(stderr, "ppscope sim: note: %s runs %d chunk%s a stage (-v %d applies to "
-                            "interleaved and interleaved-zb only)\n",
+            fprintf(stderr,
+                    "ppscope sim: note: %s runs %d chunk%s a stage (-v %d applies to "
+                    "interleaved and interleaved-zb only)\n",
                     pps_sched_kind_name(sc->kind), sc->v, sc->v == 1 ? "" : "s", o.v);
         struct pps_schedule init = PPS_SCHEDULE_INIT;
         sc->sched = init;
@@ -591,10 +709,14 @@ int pps_cmd_sim(int argc, char **argv)
             rc = pps_schedule_auto(&sc->sched, &costs, o.m, o.mem_limit ? o.mem_limit : o.p, &err);
         else
             rc = pps_schedule_generate(&sc->sched, sc->kind, o.p, o.m, sc->v, &err);
-        if (rc || pps_simulate(&sc->sched, &costs, &sc->res, &err)) {
+        if (rc || (!(o.csv || o.grid) && pps_simulate(&sc->sched, &costs, &sc->res, &err))) {
             n++;
             goto fail;
         }
+    }
+    if (o.csv || o.grid) {
+        exit_code = print_schedule(&o, &cases[0].sched);
+        goto flush;
     }
     if (o.trace) {
         for (int k = 0; k < n; k++) {
@@ -603,8 +725,8 @@ int pps_cmd_sim(int argc, char **argv)
                 snprintf(dir, sizeof(dir), "%s", o.trace);
             else
                 snprintf(dir, sizeof(dir), "%s/%s", o.trace, pps_sched_kind_name(cases[k].kind));
-            if (pps_sim_write_trace(dir, &cases[k].sched, &costs, &cases[k].res, o.iters, o.unit_ns,
-                                    &err))
+            if (pps_sim_write_trace(dir, &cases[k].sched, cases[k].kind < 0 ? o.sched_file : NULL,
+                                    &costs, &cases[k].res, o.iters, o.unit_ns, &err))
                 goto fail;
             if (!o.json) {
                 fputs("ppscope sim: wrote ", stderr);
@@ -636,6 +758,7 @@ int pps_cmd_sim(int argc, char **argv)
         if (n > 1)
             text_compare(stdout, cases, n);
     }
+flush:
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "ppscope sim: could not write the output\n");
         exit_code = PPS_EXIT_FAIL;

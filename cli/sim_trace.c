@@ -10,7 +10,7 @@
 
 static const uint8_t span_kind_of_op[] = {PPS_SPAN_F, PPS_SPAN_B, PPS_SPAN_W, PPS_SPAN_BW};
 
-static int write_meta(struct pps_store_writer *w, const struct pps_schedule *sc,
+static int write_meta(struct pps_store_writer *w, const struct pps_schedule *sc, const char *file,
                       const struct pps_sim_costs *c, double unit_ns, struct pps_err *err)
 {
     char buf[64];
@@ -47,10 +47,24 @@ static int write_meta(struct pps_store_writer *w, const struct pps_schedule *sc,
         snprintf(buf, sizeof(buf), "%.17g", unit_ns);
         rc = pps_store_writer_meta(w, "sim_unit_ns", buf, err);
     }
+    if (!rc && sc->kind < 0) {
+        /* A custom schedule's order, which no kind says: every stage's row of the grid, in the
+         * one shard (the analysis reads it back: analysis/run_schedule.c). */
+        size_t need = pps_schedule_format(sc, -1, -1, NULL, 0);
+        char *rows = malloc(need + 1);
+
+        if (!rows)
+            return pps_err_set(err, PPS_ENOMEM, "out of memory");
+        pps_schedule_format(sc, -1, -1, rows, need + 1);
+        rc = pps_store_writer_meta(w, "schedule_order", rows, err);
+        free(rows);
+        if (!rc && file)
+            rc = pps_store_writer_meta(w, "schedule_file", file, err);
+    }
     return rc;
 }
 
-int pps_sim_write_trace(const char *dir, const struct pps_schedule *sc,
+int pps_sim_write_trace(const char *dir, const struct pps_schedule *sc, const char *file,
                         const struct pps_sim_costs *c, const struct pps_sim_result *res, int iters,
                         double unit_ns, struct pps_err *err)
 {
@@ -70,7 +84,7 @@ int pps_sim_write_trace(const char *dir, const struct pps_schedule *sc,
     }
     rc = pps_store_writer_open(dir, 0, &w, err);
     if (!rc)
-        rc = write_meta(w, sc, c, unit_ns, err);
+        rc = write_meta(w, sc, file, c, unit_ns, err);
     for (int it = 0; it < iters && !rc; it++) {
         double t0 = it * res->makespan;
         size_t k = 0;

@@ -61,9 +61,9 @@ static double op_cost(const struct exec *e, int stage, int op)
 
 /*
  * Whether the dependency at done[idx] (from virtual stage dep_vs) has happened; folds its end
- * time (plus the link's time across stages: tlink, else tcomm) into *t. If not, registers stage s as its waiter when it comes
- * from another stage (a same-stage dependency that has not happened never will: the stage runs
- * in order).
+ * time (plus the link's time across stages: tlink, else tcomm) into *t. If not, registers stage s
+ * as its waiter when it comes from another stage (a same-stage dependency that has not happened
+ * never will: the stage runs in order).
  */
 static int dep_ready(struct exec *e, int s, const double *done, int *wait, size_t idx, int dep_vs,
                      double *t)
@@ -155,9 +155,16 @@ static int deadlock(struct exec *e, struct pps_sched_fault *fault, struct pps_er
             continue;
         const struct pps_action *a = pps_schedule_at(sc, s, e->pos[s]);
         if (stuck++ == 0 && fault) {
+            const struct wait_note *w = &e->note[s];
+
             fault->stage = s;
             fault->pos = (long)e->pos[s];
             fault->action = *a;
+            fault->why = NULL;
+            fault->dep_stage = pps_place_stage(sc->placement, sc->p, w->vs);
+            fault->dep.op = (uint8_t)w->op;
+            fault->dep.chunk = (uint16_t)pps_place_chunk(sc->placement, sc->p, w->vs);
+            fault->dep.mb = (uint32_t)w->mb;
         }
         if (named < 3 && used < sizeof(msg)) {
             char what[32], dep[32];
@@ -167,11 +174,11 @@ static int deadlock(struct exec *e, struct pps_sched_fault *fault, struct pps_er
                          pps_place_chunk(sc->placement, sc->p, w->vs));
             else
                 snprintf(dep, sizeof(dep), "%s%d", w->op == PPS_OP_F ? "F" : "B/BW", w->mb);
-            used += (size_t)snprintf(
-                msg + used, sizeof(msg) - used,
-                "%s stage %d at step %zu (%s) waits for %s of stage %d", named ? ";" : "", s,
-                e->pos[s], pps__action_str(a, sc->v, what, sizeof(what)), dep,
-                pps_place_stage(sc->placement, sc->p, w->vs));
+            used += (size_t)snprintf(msg + used, sizeof(msg) - used,
+                                     "%s stage %d at step %zu (%s) waits for %s of stage %d",
+                                     named ? ";" : "", s, e->pos[s],
+                                     pps__action_str(a, sc->v, what, sizeof(what)), dep,
+                                     pps_place_stage(sc->placement, sc->p, w->vs));
             named++;
         }
     }

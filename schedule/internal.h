@@ -4,6 +4,13 @@
 
 #include "schedule.h"
 
+/* Upper bounds that keep every index and count comfortably inside the types used. */
+#define MAX_P 4096
+#define MAX_M (1 << 20)
+#define MAX_V 64
+/* The most (microbatch, virtual stage) pairs: ~12M actions, a few hundred MB simulated. */
+#define MAX_CELLS (1L << 22)
+
 /*
  * Dependency-driven execution of one iteration of sched: each stage walks its list in order; an
  * action runs when its stage is free and its dependencies have ended (plus costs->tcomm when a
@@ -37,6 +44,11 @@ void pps__gen_dualpipev(struct pps_schedule *sched);
  * groups cannot all be that size. */
 void pps__gen_interleaved_zb(struct pps_schedule *sched);
 int pps__izb_group(int p, int m);
+
+/* Appends s to buf (len bytes) like snprintf, *need counting the length the whole text needs;
+ * pps__emit_end puts the NUL and returns that length. */
+void pps__emit(char *buf, size_t len, size_t *need, const char *s);
+size_t pps__emit_end(char *buf, size_t len, size_t need);
 
 /* "F3", "BW12", "F3.1" (chunk shown when v > 1) into buf; returns buf. */
 char *pps__action_str(const struct pps_action *a, int v, char *buf, size_t len);

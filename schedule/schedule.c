@@ -75,13 +75,6 @@ const char *pps_op_name(int op)
     return (op >= 0 && op <= PPS_OP_BW) ? names[op] : "?";
 }
 
-/* Upper bounds that keep every index and count comfortably inside the types used. */
-#define MAX_P 4096
-#define MAX_M (1 << 20)
-#define MAX_V 64
-/* The most (microbatch, virtual stage) pairs: ~12M actions, a few hundred MB simulated. */
-#define MAX_CELLS (1L << 22)
-
 int pps_schedule_check_params(int kind, int p, int m, int v, struct pps_err *err)
 {
     const char *name = pps_sched_kind_name(kind);
@@ -208,4 +201,17 @@ double pps_bubble_exact(int p, int m, int v)
 {
     double d = (double)v * m + p - 1;
     return d > 0 ? (double)(p - 1) / d : 0.0;
+}
+
+int pps_schedule_copy(struct pps_schedule *out, const struct pps_schedule *in)
+{
+    size_t n = in->start[in->p];
+
+    if (pps_schedule_alloc(out, in->p, in->m, in->v, n))
+        return PPS_ENOMEM;
+    memcpy(out->actions, in->actions, n * sizeof(*in->actions));
+    memcpy(out->start, in->start, ((size_t)in->p + 1) * sizeof(*in->start));
+    out->kind = in->kind;
+    out->placement = in->placement;
+    return 0;
 }

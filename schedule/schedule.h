@@ -38,8 +38,8 @@ enum pps_sched_kind {
     PPS_SCHED_INTERLEAVED,
     PPS_SCHED_ZB_H1,
     PPS_SCHED_ZB_H2,
-    PPS_SCHED_ZB_V, /* two chunks a stage in the V placement, B and W split */
-    PPS_SCHED_DUALPIPEV, /* DeepSeek's DualPipe cut in half: V placement, BW and B/W mixed */
+    PPS_SCHED_ZB_V,           /* two chunks a stage in the V placement, B and W split */
+    PPS_SCHED_DUALPIPEV,      /* DeepSeek's DualPipe cut in half: V placement, BW and B/W mixed */
     PPS_SCHED_INTERLEAVED_ZB, /* interleaved 1F1B, B and W split, W's deferred */
     /* built for given costs and a memory limit (pps_schedule_auto) */
     PPS_SCHED_ZB_AUTO,
@@ -67,7 +67,7 @@ struct pps_schedule {
     int kind; /* enum pps_sched_kind, or -1 for a hand-made schedule */
     int p, m, v;
     struct pps_action *actions;
-    size_t *start;  /* p + 1 offsets into actions */
+    size_t *start; /* p + 1 offsets into actions */
     int placement; /* enum pps_placement: PPS_PLACE_LOOP unless set */
 };
 
@@ -153,6 +153,14 @@ struct pps_sched_fault {
     int stage;
     long pos;
     struct pps_action action;
+    /* What is wrong with the action, without the stage and step ("comes before the microbatch's
+     * F on this stage"; for a missing one, pos -1, what it is: "its forward"); NULL where err's
+     * sentence is the only one (a deadlock, a wrong count of stages). */
+    const char *why;
+    /* A deadlock: what the action waits for, from which stage: dep.op PPS_OP_F, or PPS_OP_B for
+     * the microbatch's backward (B or BW); dep_stage -1 when the fault is not a deadlock. */
+    int dep_stage;
+    struct pps_action dep;
 };
 
 /*
@@ -173,6 +181,93 @@ int pps_schedule_validate(const struct pps_schedule *sched, struct pps_sched_fau
  */
 size_t pps_schedule_format(const struct pps_schedule *sched, int mark_stage, long mark_pos,
                            char *buf, size_t len);
+/* Stage stage's row alone, "s2: F0 F1 B0 ...", with no newline; like snprintf. */
+size_t pps_schedule_format_row(const struct pps_schedule *sched, int stage, char *buf, size_t len);
+
+/* ----------------------------------------------------------------------------------------- */
+/* Schedules as text (text_read.c, text_write.c, text_fault.c)                               */
+/* ----------------------------------------------------------------------------------------- */
+
+/*
+ * Two ways to write a schedule down.
+ *
+ * PPS_SYNTAX_CSV, PyTorch pipelining's pipeline-order CSV (what its schedules' _dump_csv writes
+ * and _load_csv reads): one row per rank, one cell per time step, a cell an action
+ * STAGE TYPE MICROBATCH with STAGE the virtual stage: F forward, I input-gradient backward (our
+ * B), W weight gradient, B full backward (our BW); an empty cell is an idle step. Also read:
+ * "(0F7;7B3)OVERLAP_F_B" (DualPipeV's overlapped pair) as its actions in order; the releases
+ * before I, where B was the input gradient and BW the full backward (a B whose microbatch has a
+ * W on its stage is ours B, else BW); and the communication cells (SEND_F, RECV_F, SEND_B,
+ * RECV_B, UNSHARD, RESHARD, REDUCE_GRAD), left out, as ppscope sends and receives along the
+ * data flow. Rank r is stage r; the placement is the one its virtual stages fit (a loop, c*p + r;
+ * else V, r and 2p-1-r); p the rows, v the virtual stages over p, m the largest microbatch + 1.
+ *
+ * PPS_SYNTAX_GRID, ppscope's own (what `ppscope sim --grid` prints): a row "s0: F0 F1 B0 W0 BW1"
+ * per stage, s0, s1, ... in order, chunk c shown as F3.1 where v > 1; a line "placement: v"
+ * (or loop, the default); blank lines, "# comments" and the line "actions:" say nothing.
+ */
+enum pps_sched_syntax {
+    PPS_SYNTAX_AUTO = 0, /* the grid where the first line that says something is one of its
+                            lines, else CSV */
+    PPS_SYNTAX_CSV = 1,
+    PPS_SYNTAX_GRID = 2,
+};
+
+/* Where a schedule read from text came from: its cells, row by row, and each action's cell. */
+struct pps_sched_text {
+    int syntax;        /* PPS_SYNTAX_CSV or PPS_SYNTAX_GRID */
+    char *buf;         /* the text, cut into cells */
+    const char **cell; /* every cell, row by row, trimmed; CSV's empty cells too ("") */
+    size_t *row;       /* n_rows + 1 offsets into cell */
+    int *line;         /* n_rows: the line (from 1) row r is on */
+    int n_rows;
+    size_t *at;   /* per action (laid out like the schedule's actions): its cell's index in cell */
+    long skipped; /* CSV: communication cells left out */
+    long overlapped; /* CSV: OVERLAP_F_B cells read as their actions */
+};
+
+#define PPS_SCHED_TEXT_INIT                                                                        \
+    {                                                                                              \
+        0, NULL, NULL, NULL, NULL, 0, NULL, 0, 0                                                   \
+    }
+
+/*
+ * Reads text[0..len) in syntax into out (fresh or released; kind -1, "custom") and where each
+ * action came from into src (fresh or released; may be NULL). p, m, v and the placement come
+ * from the text (above). Checks the text, not the schedule: validate it after
+ * (pps_schedule_validate, then pps_sched_text_explain for the fault in the text's terms).
+ * PPS_EFORMAT with the line, rank and step and the cell in err for text that is no schedule;
+ * PPS_ENOMEM.
+ */
+int pps_schedule_read(struct pps_schedule *out, struct pps_sched_text *src, const char *text,
+                      size_t len, int syntax, struct pps_err *err);
+void pps_sched_text_release(struct pps_sched_text *src);
+
+/*
+ * The fault f that pps_schedule_validate found in s, read from src, in the text's terms into buf
+ * (like snprintf, returning the length the whole text needs): a line "line L, rank R, step S:
+ * 1I3 comes before the microbatch's F on this stage" (the grid: "stage S" and its own notation),
+ * then the rows around the cell, the cell marked [1I3] (a missing action: its row marked
+ * "<-- here"). msg is the validator's sentence, said where f has nothing more precise.
+ */
+size_t pps_sched_text_explain(const struct pps_sched_text *src, const struct pps_schedule *s,
+                              const struct pps_sched_fault *f, const char *msg, char *buf,
+                              size_t len);
+
+/*
+ * sched in PyTorch's pipeline-order CSV (above), into buf like snprintf: each action in the
+ * column of the step it runs in when every action takes one step and starts once its inputs are
+ * in (an empty cell where a rank waits), so that PyTorch's lockstep reading of the columns holds
+ * (an action's input is made in an earlier column). Lines end in CRLF, as Python's csv writes.
+ * 0 (nothing written) where sched does not run (validate it first).
+ */
+size_t pps_schedule_write_csv(const struct pps_schedule *sched, char *buf, size_t len);
+
+/* sched in ppscope's grid (above): pps_schedule_format's rows, after "placement: v" in V. */
+size_t pps_schedule_write_grid(const struct pps_schedule *sched, char *buf, size_t len);
+
+/* A copy of in into out (fresh or released): 0 or PPS_ENOMEM. */
+int pps_schedule_copy(struct pps_schedule *out, const struct pps_schedule *in);
 
 /*
  * A schedule whose stages hold at most budget[s] pending W's (a microbatch B'd and not yet W'd;

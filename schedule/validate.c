@@ -14,12 +14,16 @@
 /* What a stage has seen of one (chunk, microbatch). */
 enum { SEEN_F = 1, SEEN_B = 2, SEEN_W = 4, SEEN_BW = 8 };
 
-static int fault_at(struct pps_sched_fault *fault, int stage, long pos, const struct pps_action *a)
+static int fault_at(struct pps_sched_fault *fault, int stage, long pos, const struct pps_action *a,
+                    const char *why)
 {
     if (fault) {
         fault->stage = stage;
         fault->pos = pos;
         fault->action = *a;
+        fault->why = why;
+        fault->dep_stage = -1;
+        fault->dep = (struct pps_action){0, 0, 0};
     }
     return PPS_ESCHEDULE;
 }
@@ -34,13 +38,13 @@ static int check_stage(const struct pps_schedule *sc, int s, unsigned char *seen
         const struct pps_action *a = pps_schedule_at(sc, s, k);
         const char *why = NULL;
         if (a->op > PPS_OP_BW) {
-            fault_at(fault, s, (long)k, a);
+            fault_at(fault, s, (long)k, a, "is no op (F, B, W or BW)");
             return pps_err_set(err, PPS_ESCHEDULE, "stage %d, step %zu: unknown op %u", s, k,
                                (unsigned)a->op);
         }
         pps__action_str(a, sc->v, str, sizeof(str));
         if (a->mb >= (unsigned)sc->m || a->chunk >= (unsigned)sc->v) {
-            fault_at(fault, s, (long)k, a);
+            fault_at(fault, s, (long)k, a, "is out of range");
             return pps_err_set(err, PPS_ESCHEDULE,
                                "stage %d, step %zu: %s is out of range (m=%d, v=%d)", s, k, str,
                                sc->m, sc->v);
@@ -57,7 +61,7 @@ static int check_stage(const struct pps_schedule *sc, int s, unsigned char *seen
         case PPS_OP_B:
         case PPS_OP_BW:
             if (!(*f & SEEN_F))
-                why = "comes before the microbatch's F on this stage";
+                why = "comes before the microbatch's forward on this stage";
             else if (*f & (SEEN_B | SEEN_BW))
                 why = "repeats the microbatch's backward";
             else if (*f & SEEN_W)
@@ -66,16 +70,16 @@ static int check_stage(const struct pps_schedule *sc, int s, unsigned char *seen
             break;
         case PPS_OP_W:
             if (*f & SEEN_BW)
-                why = "mixes a split W with the microbatch's fused BW";
+                why = "mixes a split W with the microbatch's fused backward";
             else if (!(*f & SEEN_B))
-                why = "comes before the microbatch's B on this stage";
+                why = "comes before the microbatch's split backward on this stage";
             else if (*f & SEEN_W)
                 why = "repeats the microbatch's W";
             *f |= SEEN_W;
             break;
         }
         if (why) {
-            fault_at(fault, s, (long)k, a);
+            fault_at(fault, s, (long)k, a, why);
             return pps_err_set(err, PPS_ESCHEDULE, "stage %d, step %zu: %s %s", s, k, str, why);
         }
     }
@@ -95,7 +99,7 @@ static int check_stage(const struct pps_schedule *sc, int s, unsigned char *seen
                 what = "its W after a split B";
             }
             if (what) {
-                fault_at(fault, s, -1, &a);
+                fault_at(fault, s, -1, &a, what);
                 return pps_err_set(err, PPS_ESCHEDULE,
                                    "stage %d: microbatch %d (chunk %d) is missing %s (%s)", s, j, c,
                                    what, pps__action_str(&a, sc->v, str, sizeof(str)));
@@ -110,12 +114,12 @@ int pps__schedule_check_counts(const struct pps_schedule *sc, struct pps_sched_f
 {
     static const struct pps_action none = {0, 0, 0};
     if (sc->p < 1 || sc->m < 1 || sc->v < 1 || !sc->start || !sc->actions) {
-        fault_at(fault, -1, -1, &none);
+        fault_at(fault, -1, -1, &none, NULL);
         return pps_err_set(err, PPS_ESCHEDULE, "empty schedule (p=%d, m=%d, v=%d)", sc->p, sc->m,
                            sc->v);
     }
     if (sc->placement != PPS_PLACE_LOOP && (sc->placement != PPS_PLACE_V || sc->v != 2)) {
-        fault_at(fault, -1, -1, &none);
+        fault_at(fault, -1, -1, &none, NULL);
         if (sc->placement == PPS_PLACE_V)
             return pps_err_set(err, PPS_ESCHEDULE,
                                "the V placement holds two chunks on each stage, not v=%d", sc->v);
@@ -123,7 +127,7 @@ int pps__schedule_check_counts(const struct pps_schedule *sc, struct pps_sched_f
     }
     for (int s = 0; s < sc->p; s++) {
         if (sc->start[s + 1] < sc->start[s]) {
-            fault_at(fault, s, -1, &none);
+            fault_at(fault, s, -1, &none, NULL);
             return pps_err_set(err, PPS_ESCHEDULE, "stage %d: its list ends before it starts", s);
         }
     }

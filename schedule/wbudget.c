@@ -59,6 +59,9 @@ static int check_order(const struct pps_schedule *in, int s, int *order, int *nb
                 fault->stage = s;
                 fault->pos = (long)k;
                 fault->action = *a;
+                fault->why = "is out of its B's order, which a W budget cannot keep without "
+                             "changing the gradients";
+                fault->dep_stage = -1;
             }
             return pps_err_set(
                 err, PPS_ESCHEDULE,

@@ -7,3 +7,4 @@ pps_cli_test(sim_from)
 # The what-if is checked against emulated runs' timing: alone, as the other timing tests are.
 set_tests_properties(sim_from PROPERTIES RUN_SERIAL TRUE)
 pps_unit_test(test_dualpipev pps_schedule)
+pps_unit_test(test_sched_text pps_schedule)

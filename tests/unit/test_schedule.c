@@ -75,7 +75,7 @@ static void test_params_name_the_constraint(void)
 static void expect_fault(const struct pps_schedule *s, int stage, long pos, const char *text)
 {
     struct pps_err err = {0};
-    struct pps_sched_fault f = {-2, -2, {0, 0, 0}};
+    struct pps_sched_fault f = {-2, -2, {0, 0, 0}, NULL, -1, {0, 0, 0}};
     CHECK_EQ_INT(pps_schedule_validate(s, &f, &err), PPS_ESCHEDULE);
     CHECK_EQ_INT(f.stage, stage);
     CHECK_EQ_INT(f.pos, pos);
@@ -96,7 +96,7 @@ static void test_backward_before_forward_is_caught(void)
         return;
     /* Stage 3 runs F0 BW0 F1 ...: put BW0 first. */
     swap_actions(&s, 3, 0, 1);
-    expect_fault(&s, 3, 0, "stage 3, step 0: BW0 comes before the microbatch's F");
+    expect_fault(&s, 3, 0, "stage 3, step 0: BW0 comes before the microbatch's forward");
     pps_schedule_release(&s);
 }
 
@@ -116,7 +116,7 @@ static void test_w_before_b_and_duplicates_are_caught(void)
         if (pps_schedule_at(&s, 0, k)->op == PPS_OP_B && pps_schedule_at(&s, 0, k)->mb == 0)
             b = k;
     swap_actions(&s, 0, b, w);
-    expect_fault(&s, 0, (long)b, "W0 comes before the microbatch's B");
+    expect_fault(&s, 0, (long)b, "W0 comes before the microbatch's split backward");
     swap_actions(&s, 0, b, w);
     CHECK_EQ_INT(pps_schedule_validate(&s, NULL, NULL), 0);
 
