@@ -12,6 +12,7 @@
 #include "optimizer.h"
 #include "run.h"
 #include "run_summary.h"
+#include "sched_file.h"
 #include "schedule.h"
 
 static const char usage_text[] =
@@ -26,6 +27,10 @@ static const char usage_text[] =
     "pipeline:\n"
     "  -s, --schedule S        " PPS_SCHED_NAMES ",\n"
     "                          or a comma list (default 1f1b)\n"
+    "      --schedule-file F   a schedule of your own, run as 'custom': PyTorch pipelining's\n"
+    "                          pipeline-order CSV (a row per rank: 0F0,1I3,2W1,3B0) or\n"
+    "                          ppscope's grid ('ppscope sim --csv' and '--grid' write both);\n"
+    "                          p, m and v are the file's; with --schedule, run first of them\n"
     "  -p P                    pipeline stages (default 4)\n"
     "  -m M                    microbatches per iteration (default 8)\n"
     "  -v V                    model chunks per stage, interleaved and interleaved-zb only\n"
@@ -93,7 +98,8 @@ static const char usage_text[] =
     "  --progress / --quiet    progress on stderr (default: when stderr is a terminal)\n"
     "  -h, --help              show this help\n"
     "\n"
-    "Example: ppscope run --schedule 1f1b,zb-h1,zb-h2 -p 4 -m 8 --out runs/ab\n";
+    "Example: ppscope run --schedule 1f1b,zb-h1,zb-h2 -p 4 -m 8 --out runs/ab\n"
+    "         ppscope run --schedule-file mine.csv --schedule zb-h1 --out runs/mine\n";
 
 enum {
     OPT_BACKEND = 256,
@@ -132,21 +138,22 @@ enum {
     OPT_INJECT_FAIL,
     OPT_PROGRESS,
     OPT_QUIET,
+    OPT_SCHEDULE_FILE,
 };
 
 /* What parsing keeps beside the config: the multipliers' storage and which flags were given. */
 struct run_opts {
     struct pps_run_config cfg;
     double mult[1024];
-    int v_given, out_given, emu_flag;
+    int v_given, out_given, emu_flag, p_given, m_given, kinds_given;
     char emu_flag_name[64];
+    const char *sched_file;
+    struct pps_schedule custom; /* the schedule file's */
 };
 
 static int usage_error_schedules(const char *list)
 {
-    return pps_cli_usage_error("run",
-                               "unknown schedule in '%s' (" PPS_SCHED_NAMES ")",
-                               list);
+    return pps_cli_usage_error("run", "unknown schedule in '%s' (" PPS_SCHED_NAMES ")", list);
 }
 
 static int parse_schedules(struct run_opts *o, const char *list)
@@ -383,6 +390,7 @@ static int parse_args(struct run_opts *o, int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"schedule", required_argument, NULL, 's'},
+        {"schedule-file", required_argument, NULL, OPT_SCHEDULE_FILE},
         {"backend", required_argument, NULL, OPT_BACKEND},
         {"transport", required_argument, NULL, OPT_TRANSPORT},
         {"iters", required_argument, NULL, OPT_ITERS},
@@ -437,12 +445,18 @@ static int parse_args(struct run_opts *o, int argc, char **argv)
         switch (c) {
         case 's':
             rc = parse_schedules(o, optarg);
+            o->kinds_given = 1;
+            break;
+        case OPT_SCHEDULE_FILE:
+            o->sched_file = optarg;
             break;
         case 'p':
             rc = parse_count("-p", optarg, 1, 1024, &cfg->p);
+            o->p_given = 1;
             break;
         case 'm':
             rc = parse_count("-m", optarg, 1, 1 << 16, &cfg->m);
+            o->m_given = 1;
             break;
         case 'v':
             rc = parse_count("-v", optarg, 1, 64, &cfg->v);
@@ -534,6 +548,39 @@ static int parse_args(struct run_opts *o, int argc, char **argv)
     return rc;
 }
 
+/*
+ * --schedule-file: the file's schedule runs as "custom", first; p and m are the file's (-p, -m
+ * and -v may only repeat them). Under MPI each rank reads the file, and the first says what is
+ * wrong with it. 0 or the exit code, said.
+ */
+static int load_schedule_file(struct run_opts *o)
+{
+    struct pps_run_config *c = &o->cfg;
+    int how = pps_run_launched_rank() > 0 ? PPS_SCHED_FILE_QUIET : PPS_SCHED_FILE_NOTES;
+    int rc = pps_cli_sched_file("run", o->sched_file, how, &o->custom);
+
+    if (rc)
+        return rc;
+    if ((o->p_given && c->p != o->custom.p) || (o->m_given && c->m != o->custom.m) ||
+        (o->v_given && !o->kinds_given && c->v != o->custom.v))
+        return pps_cli_usage_error("run",
+                                   "%s holds p=%d, m=%d, v=%d: -p, -m and -v may only say so",
+                                   o->sched_file, o->custom.p, o->custom.m, o->custom.v);
+    if (o->kinds_given && c->n_kinds == PPS_RUN_MAX_SCHEDULES)
+        return pps_cli_usage_error("run", "at most %d schedules at once, the file's with them",
+                                   PPS_RUN_MAX_SCHEDULES);
+    if (!o->kinds_given)
+        c->n_kinds = 0;
+    memmove(c->kinds + 1, c->kinds, (size_t)c->n_kinds * sizeof(c->kinds[0]));
+    c->kinds[0] = PPS_RUN_CUSTOM;
+    c->n_kinds++;
+    c->p = o->custom.p;
+    c->m = o->custom.m;
+    c->custom = &o->custom;
+    c->custom_file = o->sched_file;
+    return 0;
+}
+
 /* The combinations the runtime's own check does not see, because they are about flags. */
 static int check_flags(const struct run_opts *o)
 {
@@ -583,6 +630,8 @@ int pps_cmd_run(int argc, char **argv)
         code = rc == 1 ? PPS_EXIT_OK : rc;
         goto out;
     }
+    if (o->sched_file && (code = load_schedule_file(o)))
+        goto out;
     if ((code = check_flags(o)))
         goto out;
     rc = pps_run(&o->cfg, &res, &err);
@@ -595,6 +644,7 @@ int pps_cmd_run(int argc, char **argv)
     code = pps_run_summary_print(stdout, &o->cfg, &res);
 out:
     pps_run_result_release(&res);
+    pps_schedule_release(&o->custom);
     free(o);
     return code;
 }

@@ -388,7 +388,7 @@ static void case_name(const struct sim_opts *o, const struct sim_case *sc, char 
  * otherwise are refused. 0 or an exit code, said. */
 static int load_file(struct sim_opts *o, struct pps_schedule *sched)
 {
-    int rc = pps_cli_sched_file("sim", o->sched_file, !o->json, sched);
+    int rc = pps_cli_sched_file("sim", o->sched_file, o->json ? 0 : PPS_SCHED_FILE_NOTES, sched);
 
     if (rc)
         return rc;

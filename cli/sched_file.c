@@ -93,8 +93,9 @@ static void say(const char *cmd, const char *path, const char *text)
     }
 }
 
-int pps_cli_sched_file(const char *cmd, const char *path, int notes, struct pps_schedule *out)
+int pps_cli_sched_file(const char *cmd, const char *path, int how, struct pps_schedule *out)
 {
+    int notes = (how & PPS_SCHED_FILE_NOTES) && !(how & PPS_SCHED_FILE_QUIET);
     struct pps_sched_text src = PPS_SCHED_TEXT_INIT;
     struct pps_sched_fault fault;
     struct pps_err err = {0, ""};
@@ -104,13 +105,14 @@ int pps_cli_sched_file(const char *cmd, const char *path, int notes, struct pps_
 
     *out = (struct pps_schedule)PPS_SCHEDULE_INIT;
     if ((rc = read_whole(path, &text, &len, &err)))
-        return pps_cli_fail(cmd, &err);
+        return how & PPS_SCHED_FILE_QUIET ? PPS_EXIT_USAGE : pps_cli_fail(cmd, &err);
     rc = pps_schedule_read(out, &src, text, len, PPS_SYNTAX_AUTO, &err);
     free(text);
     if (rc) {
         if (rc == PPS_ENOMEM)
             return pps_cli_fail(cmd, &err);
-        say(cmd, path, err.msg);
+        if (!(how & PPS_SCHED_FILE_QUIET))
+            say(cmd, path, err.msg);
         return PPS_EXIT_USAGE;
     }
     if ((rc = pps_schedule_validate(out, &fault, &err))) {
@@ -121,7 +123,8 @@ int pps_cli_sched_file(const char *cmd, const char *path, int notes, struct pps_
             return pps_cli_fail(cmd, &err);
         }
         pps_sched_text_explain(&src, out, &fault, err.msg, explained, need + 1);
-        say(cmd, path, explained);
+        if (!(how & PPS_SCHED_FILE_QUIET))
+            say(cmd, path, explained);
         free(explained);
         pps_sched_text_release(&src);
         pps_schedule_release(out);

@@ -32,7 +32,16 @@ void pps_run_config_init(struct pps_run_config *c)
 
 int pps_run_config_v(const struct pps_run_config *c, int kind)
 {
+    if (kind == PPS_RUN_CUSTOM)
+        return c->custom ? c->custom->v : 1;
     return pps_sched_kind_v(kind, c->v);
+}
+
+int pps_run_config_placement(const struct pps_run_config *c, int kind)
+{
+    if (kind == PPS_RUN_CUSTOM)
+        return c->custom ? c->custom->placement : PPS_PLACE_LOOP;
+    return pps_sched_kind_placement(kind);
 }
 
 /* The schedule of kind can be generated for c and is valid. */
@@ -40,7 +49,7 @@ static int check_schedule(const struct pps_run_config *c, int kind, struct pps_e
 {
     struct pps_schedule s = PPS_SCHEDULE_INIT;
     int v = pps_run_config_v(c, kind);
-    int rc = pps_schedule_check_params(kind, c->p, c->m, v, err);
+    int rc = kind == PPS_RUN_CUSTOM ? 0 : pps_schedule_check_params(kind, c->p, c->m, v, err);
 
     if (!rc)
         rc = pps__run_schedule_make(c, kind, v, &s, err);
@@ -66,19 +75,26 @@ int pps_run_config_check(const struct pps_run_config *c, struct pps_err *err)
     if (c->optim_mode != PPS_OPTIM_SYNC && c->optim_mode != PPS_OPTIM_POSTVAL)
         return pps_err_set(err, PPS_EINVAL, "unknown optimizer mode %d", c->optim_mode);
     for (int i = 0; i < c->n_kinds; i++) {
-        if (c->kinds[i] < 0 || c->kinds[i] >= PPS_SCHED_KIND_COUNT)
+        if (c->kinds[i] == PPS_RUN_CUSTOM && !c->custom)
+            return pps_err_set(err, PPS_EINVAL, "a custom schedule to run, and none given");
+        if (c->kinds[i] == PPS_RUN_CUSTOM && (c->custom->p != c->p || c->custom->m != c->m))
+            return pps_err_set(err, PPS_EINVAL,
+                               "the custom schedule is of p=%d, m=%d; the run of p=%d, m=%d",
+                               c->custom->p, c->custom->m, c->p, c->m);
+        if ((c->kinds[i] < 0 && c->kinds[i] != PPS_RUN_CUSTOM) ||
+            c->kinds[i] >= PPS_SCHED_KIND_COUNT)
             return pps_err_set(err, PPS_EINVAL, "unknown schedule kind %d", c->kinds[i]);
         for (int j = 0; j < i; j++)
             if (c->kinds[j] == c->kinds[i])
                 return pps_err_set(err, PPS_EINVAL, "schedule %s is listed twice",
                                    pps_sched_kind_name(c->kinds[i]));
-        interleaved |= pps_sched_kind_v(c->kinds[i], c->v) > 1;
+        interleaved |= c->kinds[i] != PPS_RUN_CUSTOM && pps_sched_kind_v(c->kinds[i], c->v) > 1;
     }
-    if (c->n_kinds == 1 && pps_sched_kind_placement(c->kinds[0]) == PPS_PLACE_V && c->v > 0 &&
-        c->v != 2)
+    if (c->n_kinds == 1 && c->kinds[0] != PPS_RUN_CUSTOM &&
+        pps_sched_kind_placement(c->kinds[0]) == PPS_PLACE_V && c->v > 0 && c->v != 2)
         return pps_err_set(err, PPS_EINVAL,
-                           "v=%d: %s runs two chunks per stage (down the stages and back up)",
-                           c->v, pps_sched_kind_name(c->kinds[0]));
+                           "v=%d: %s runs two chunks per stage (down the stages and back up)", c->v,
+                           pps_sched_kind_name(c->kinds[0]));
     if (c->v > 1 && !interleaved)
         return pps_err_set(err, PPS_EINVAL,
                            "v=%d: only interleaved and interleaved-zb run several chunks per stage",
@@ -120,8 +136,9 @@ int pps_run_config_check(const struct pps_run_config *c, struct pps_err *err)
     if (c->backend == PPS_BACKEND_EMU && (rc = pps_emu_config_check(&c->emu, c->p, err)))
         return rc;
     if (c->check_grads && c->backend == PPS_BACKEND_EMU)
-        return pps_err_set(err, PPS_EINVAL,
-                           "the gradient check needs real math: use --backend cpu or cuda, not emu");
+        return pps_err_set(
+            err, PPS_EINVAL,
+            "the gradient check needs real math: use --backend cpu or cuda, not emu");
     if (c->inject_nonfinite_iter >= c->iters)
         return pps_err_set(err, PPS_EINVAL,
                            "cannot inject a non-finite gradient at iteration %d of %d (0..%d)",
@@ -156,8 +173,7 @@ static int env_count(const char *name)
     return *end || v < 0 || v > 1 << 20 ? -1 : (int)v;
 }
 
-/* This process's rank as the launcher numbered it, 0 without one. */
-static int launched_rank(void)
+int pps_run_launched_rank(void)
 {
     int r;
 
@@ -221,7 +237,7 @@ int pps_run(const struct pps_run_config *c, struct pps_run_result *res, struct p
 
     memset(res, 0, sizeof(*res));
     /* Until MPI says, the launcher's numbering tells which process speaks for the job. */
-    res->rank = world > 1 ? launched_rank() : 0;
+    res->rank = world > 1 ? pps_run_launched_rank() : 0;
     res->world = world;
     if ((rc = pps_run_config_check(c, err)))
         return rc;

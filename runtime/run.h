@@ -27,7 +27,9 @@
  * on a link, which the analysis adds to each cross-stage dependency of its prediction; with
  * zb-auto, zb_auto_costs ("tf,tb,tw,tcomm" of this shard's stage, as its order was built for
  * them: run_schedule.c) and zb_auto_mem_limit (mem_limit, or p), which the analysis builds the
- * same order from.
+ * same order from; with a custom schedule (schedule "custom"), schedule_order (this shard's
+ * stage's row of ppscope's grid: schedule.h) and schedule_file, which the analysis reads the
+ * order from.
  *
  * Failure. A stage that fails stops the others (executor.h). Its run's tracers are closed with
  * pps_trace_close_incomplete(): everything recorded is written, the flushers stop, the shards
@@ -58,6 +60,8 @@
 #include "pps_error.h"
 
 #define PPS_RUN_MAX_SCHEDULES 8
+/* In kinds[]: the custom schedule (config.custom), a schedule file's, run as kind "custom". */
+#define PPS_RUN_CUSTOM (-1)
 
 enum pps_run_backend {
     PPS_BACKEND_CPU = 0,
@@ -75,7 +79,11 @@ enum pps_run_transport {
 };
 
 struct pps_run_config {
-    int kinds[PPS_RUN_MAX_SCHEDULES]; /* enum pps_sched_kind, run in this order */
+    int kinds[PPS_RUN_MAX_SCHEDULES]; /* enum pps_sched_kind or PPS_RUN_CUSTOM, in this order */
+    /* The schedule PPS_RUN_CUSTOM runs (of p, m and its own v and placement; validated), and the
+     * file it came from, kept in the run's metadata (schedule_file); the caller's. */
+    const struct pps_schedule *custom;
+    const char *custom_file;
     int n_kinds;
     int p, m;
     int v;         /* chunks per stage; 0: 2 for interleaved, 1 for the others */
@@ -108,8 +116,10 @@ struct pps_run_config {
  * injected. */
 void pps_run_config_init(struct pps_run_config *c);
 
-/* The v a schedule kind runs with under c (c->v, or its default). */
+/* The v a schedule kind runs with under c (c->v, or its default; the custom schedule's own). */
 int pps_run_config_v(const struct pps_run_config *c, int kind);
+/* The placement of kind under c (the custom schedule's own). */
+int pps_run_config_placement(const struct pps_run_config *c, int kind);
 
 /*
  * Checks everything that can be checked without starting anything: every schedule against
@@ -156,6 +166,10 @@ struct pps_run_result {
  * directory is PPS_EINVAL: a run is never overwritten. */
 int pps_run(const struct pps_run_config *c, struct pps_run_result *res, struct pps_err *err);
 void pps_run_result_release(struct pps_run_result *res);
+
+/* This process's rank as the launcher (mpirun, srun) numbers it, 0 without one: for what a job
+ * says once, before pps_run starts MPI. */
+int pps_run_launched_rank(void);
 
 /* Where the first differing gradient lies in the model's export order: tensor index and a name
  * like "block 1 w1" (for --check-grads' message). */

@@ -72,6 +72,10 @@ int pps__run_zb_auto_costs(const struct pps_run_config *c, struct pps_sim_costs 
  * nonzero when one was not written. */
 int pps__run_zb_auto_meta(const struct pps_run_config *c, int stage, struct pps_tracer *t);
 
+/* A custom schedule's stage row (schedule_order: the grid's "s2: F0 F1 ...") and schedule_file
+ * into t's metadata; nonzero when one was not written (run_schedule.c). */
+int pps__run_custom_meta(const struct pps__run_sched *rs, int stage, struct pps_tracer *t);
+
 /* Stage stage's bound of pending W's (run.h) under c, for p * v virtual stages split by
  * first_block, in *budget (0: unbounded). PPS_EINVAL naming the schedule kind when
  * c->act_budget_mib does not hold one pending W on that stage. */

@@ -47,6 +47,9 @@ int pps__run_schedule_make(const struct pps_run_config *c, int kind, int v,
     struct pps_sim_costs costs;
     int rc;
 
+    if (kind == PPS_RUN_CUSTOM)
+        return pps_schedule_copy(sched, c->custom) ? pps_err_set(err, PPS_ENOMEM, "out of memory")
+                                                   : 0;
     if (kind != PPS_SCHED_ZB_AUTO)
         return pps_schedule_generate(sched, kind, c->p, c->m, v, err);
     if ((rc = pps_schedule_check_params(kind, c->p, c->m, v, err)))
@@ -71,5 +74,21 @@ int pps__run_zb_auto_meta(const struct pps_run_config *c, int stage, struct pps_
     rc |= pps_trace_meta(t, "zb_auto_costs", buf);
     rc |= pps_trace_meta_int(t, "zb_auto_mem_limit", pps__run_mem_limit(c));
     pps_sim_costs_release(&costs);
+    return rc;
+}
+
+int pps__run_custom_meta(const struct pps__run_sched *rs, int stage, struct pps_tracer *t)
+{
+    size_t need = pps_schedule_format_row(&rs->sched, stage, NULL, 0);
+    char *row = malloc(need + 1);
+    int rc;
+
+    if (!row)
+        return -1;
+    pps_schedule_format_row(&rs->sched, stage, row, need + 1);
+    rc = pps_trace_meta(t, "schedule_order", row);
+    free(row);
+    if (rs->cfg->custom_file)
+        rc |= pps_trace_meta(t, "schedule_file", rs->cfg->custom_file);
     return rc;
 }

@@ -224,7 +224,7 @@ static int write_meta(struct pps__run_sched *rs, int stage, struct pps_tracer *t
     rc |= pps_trace_meta_int(t, "p", rs->p);
     rc |= pps_trace_meta_int(t, "m", rs->m);
     rc |= pps_trace_meta_int(t, "v", rs->v);
-    rc |= pps_trace_meta(t, "placement", pps_placement_name(pps_sched_kind_placement(rs->kind)));
+    rc |= pps_trace_meta(t, "placement", pps_placement_name(rs->sched.placement));
     rc |= pps_trace_meta(t, "transport", transport);
     /* The cores this process may use: the analysis sets its stage threads against them. */
     rc |= pps_trace_meta_int(t, "host_cpus", pps_host_cpus());
@@ -242,6 +242,8 @@ static int write_meta(struct pps__run_sched *rs, int stage, struct pps_tracer *t
     rc |= pps_trace_meta_int(t, "stage_w_budget", stage_budget);
     if (rs->kind == PPS_SCHED_ZB_AUTO)
         rc |= pps__run_zb_auto_meta(c, stage, t);
+    if (rs->kind == PPS_RUN_CUSTOM)
+        rc |= pps__run_custom_meta(rs, stage, t);
     rc |= pps_trace_meta_int(t, "seed", (int64_t)s->seed);
     snprintf(buf, sizeof(buf), "%g", (double)s->adamw.lr);
     rc |= pps_trace_meta(t, "lr", buf);
@@ -394,7 +396,7 @@ int pps__run_stage_w_budget(const struct pps_run_config *c, int kind, int p, int
         return 0;
     /* Any of the stage's pending W's may be on its largest chunk: count them all at that size. */
     for (int ch = 0; ch < v; ch++) {
-        int vs = pps_place_vstage(pps_sched_kind_placement(kind), p, stage, ch);
+        int vs = pps_place_vstage(pps_run_config_placement(c, kind), p, stage, ch);
         size_t after_f = 0, after_b = 0;
         pps_model_act_bytes(&c->model, first_block[vs + 1] - first_block[vs], vs == 0,
                             vs == p * v - 1, &after_f, &after_b);
