@@ -123,13 +123,28 @@ static int print_check(FILE *f, const struct pps_run_config *c, const struct pps
             char name[64];
             int tensor = 0;
             pps_run_grad_tensor(&c->model, (size_t)o->first_diff, &tensor, name, sizeof(name));
-            fprintf(f, "MISMATCH at gradient %ld (tensor %d, %s): pipeline %.9g, reference %.9g\n",
+            fprintf(f, "MISMATCH at gradient %ld (tensor %d, %s): pipeline %.9g, reference %.9g",
                     o->first_diff, tensor, name, (double)o->diff_got, (double)o->diff_want);
+            if (o->tolerance > 0)
+                fprintf(f,
+                        "; %.2g of its tensor's largest, beyond the %g the schedule's order "
+                        "allows",
+                        o->max_rel_diff, o->tolerance);
+            fputc('\n', f);
             bad = 1;
         } else if (!o->loss_equal) {
             fprintf(f, "MISMATCH: gradients equal, but the loss is not the reference's %.9g\n",
                     o->ref_loss);
             bad = 1;
+        } else if (o->tolerance > 0) {
+            /* Not bitwise, and why: the schedule adds microbatches in another order. */
+            fprintf(f,
+                    "ok, %zu gradients and the loss (%.6f) equal to the single-process "
+                    "reference within %g of each tensor's largest gradient (at most %.2g), not "
+                    "bitwise: the schedule adds microbatches in another order (",
+                    o->n_grads, o->ref_loss, o->tolerance, o->max_rel_diff);
+            pps_text_put(f, o->order_note);
+            fputs(")\n", f);
         } else {
             fprintf(f,
                     "ok, %zu gradients and the loss (%.6f) bitwise equal to the "
@@ -156,7 +171,8 @@ int pps_run_summary_print(FILE *f, const struct pps_run_config *c, const struct 
     fprintf(f,
             "ppscope run: %d schedule%s, p=%d m=%d, %s backend%s, %s transport, %d iteration%s, "
             "optimizer %s\n",
-            r->n, r->n == 1 ? "" : "s", c->p, c->m, c->backend == PPS_BACKEND_EMU ? "emu" : pps_run_kernels_backend(c->backend),
+            r->n, r->n == 1 ? "" : "s", c->p, c->m,
+            c->backend == PPS_BACKEND_EMU ? "emu" : pps_run_kernels_backend(c->backend),
             c->backend == PPS_BACKEND_EMU ? " (EMULATED: ops sleep their modeled time)" : "",
             r->transport, c->iters, c->iters == 1 ? "" : "s", pps_optim_mode_name(c->optim_mode));
     fprintf(f, "%-12s %10s %10s %7s %9s %7s %9s %9s %7s  %s\n", "schedule", "iteration",

@@ -143,7 +143,12 @@ struct pps_run_outcome {
     size_t n_grads;  /* gradients compared (the reference's count) */
     long first_diff; /* index of the first differing gradient, -1 when equal */
     float diff_got, diff_want;
-    double ref_loss; /* the reference's loss, and whether the pipeline's is bitwise it */
+    /* Where the schedule adds microbatches out of the reference's order ("" where it does not,
+     * and the check is bitwise); there grads_equal and loss_equal mean within tolerance. */
+    char order_note[160];
+    double tolerance;    /* that tolerance, a share of each tensor's largest gradient; 0: bitwise */
+    double max_rel_diff; /* the largest difference, in the same share */
+    double ref_loss;     /* the reference's loss, and whether the pipeline's is bitwise it */
     int loss_equal;
     /* keep_params */
     float *params;

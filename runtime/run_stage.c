@@ -1,7 +1,7 @@
 /*
  * run_stage.c - the pieces of a run that every driver (threads, MPI) builds the same way: one
- * schedule's setup, a stage's chunks, tracer (with the run's metadata) and link model, the
- * executor's config, and the gradient check against the single-process reference.
+ * schedule's setup, a stage's chunks, tracer (with the run's metadata) and link model, and the
+ * executor's config. The gradient check is run_grads.c's.
  */
 #include <errno.h>
 #include <math.h>
@@ -443,74 +443,4 @@ void pps__run_exec_config(struct pps__run_sched *rs, int stage, struct pps_trans
     ec->fail_iter = stage == c->fail_stage ? c->fail_iter : -1;
     ec->on_iter = on_iter;
     ec->arg = rs;
-}
-
-/* ---- the gradient check -------------------------------------------------------------------- */
-
-void pps_run_grad_tensor(const struct pps_model_spec *s, size_t index, int *tensor, char *name,
-                         size_t len)
-{
-    size_t h = (size_t)s->hidden, inner = (size_t)s->mlp_ratio * h;
-    const size_t block[6] = {h, h, h * inner, inner, inner * h, h};
-    static const char *const block_names[6] = {"ln gamma", "ln beta", "w1", "b1", "w2", "b2"};
-    size_t at = (size_t)PPS_MODEL_VOCAB * h;
-    int t = 0;
-
-    if (index < at) {
-        *tensor = 0;
-        snprintf(name, len, "embedding");
-        return;
-    }
-    for (int b = 0; b < s->layers; b++) {
-        for (int k = 0; k < 6; k++) {
-            t++;
-            if (index < at + block[k]) {
-                *tensor = t;
-                snprintf(name, len, "block %d %s", b, block_names[k]);
-                return;
-            }
-            at += block[k];
-        }
-    }
-    *tensor = t + 1 + (index >= at + h) + (index >= at + 2 * h);
-    snprintf(name, len, "%s",
-             index < at + h       ? "final ln gamma"
-             : index < at + 2 * h ? "final ln beta"
-                                  : "head");
-}
-
-int pps__run_compare_grads(const struct pps__run_sched *rs, const float *grads, size_t n,
-                           double loss_sum, struct pps_run_outcome *o, struct pps_err *err)
-{
-    float *ref = NULL;
-    size_t n_ref = 0;
-    double ref_loss = 0, loss = loss_sum / rs->m;
-    int rc;
-
-    /* The reference runs on the run's own backend (on cuda: one stream on the same GPU), so the
-     * comparison is bitwise: backends differ from each other in rounding (kernels.h). */
-    rc = pps_model_reference(&rs->cfg->model, pps_run_kernels_backend(rs->cfg->backend), rs->m, 0,
-                             &ref, &n_ref, &ref_loss, err);
-    if (rc)
-        return rc;
-    o->grads_checked = 1;
-    o->n_grads = n_ref;
-    o->first_diff = -1;
-    for (size_t i = 0; i < n_ref && o->first_diff < 0; i++) {
-        if (i >= n || memcmp(&grads[i], &ref[i], sizeof(float)) != 0) {
-            o->first_diff = (long)i;
-            o->diff_got = i < n ? grads[i] : NAN;
-            o->diff_want = ref[i];
-        }
-    }
-    if (o->first_diff < 0 && n != n_ref) {
-        o->first_diff = (long)n_ref; /* the pipeline exported more than the model has */
-        o->diff_got = grads[n_ref];
-        o->diff_want = NAN;
-    }
-    o->grads_equal = o->first_diff < 0;
-    o->ref_loss = ref_loss;
-    o->loss_equal = memcmp(&loss, &ref_loss, sizeof(double)) == 0;
-    free(ref);
-    return 0;
 }

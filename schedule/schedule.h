@@ -197,10 +197,11 @@ size_t pps_schedule_format_row(const struct pps_schedule *sched, int stage, char
  * B), W weight gradient, B full backward (our BW); an empty cell is an idle step. Also read:
  * "(0F7;7B3)OVERLAP_F_B" (DualPipeV's overlapped pair) as its actions in order; the releases
  * before I, where B was the input gradient and BW the full backward (a B whose microbatch has a
- * W on its stage is ours B, else BW); and the communication cells (SEND_F, RECV_F, SEND_B,
- * RECV_B, UNSHARD, RESHARD, REDUCE_GRAD), left out, as ppscope sends and receives along the
- * data flow. Rank r is stage r; the placement is the one its virtual stages fit (a loop, c*p + r;
- * else V, r and 2p-1-r); p the rows, v the virtual stages over p, m the largest microbatch + 1.
+ * W on its stage is ours B, else BW); and the communication cells of a "compute_comms" dump
+ * (SEND_F, RECV_F, SEND_B, RECV_B, WAIT_SEND_F, WAIT_SEND_B, REDUCE_GRAD, WAIT_REDUCE_GRAD,
+ * UNSHARD, RESHARD), left out, as ppscope sends and receives along the data flow. Rank r is
+ * stage r; the placement is the one its virtual stages fit (a loop, c*p + r; else V, r and
+ * 2p-1-r); p the rows, v the virtual stages over p, m the largest microbatch + 1.
  *
  * PPS_SYNTAX_GRID, ppscope's own (what `ppscope sim --grid` prints): a row "s0: F0 F1 B0 W0 BW1"
  * per stage, s0, s1, ... in order, chunk c shown as F3.1 where v > 1; a line "placement: v"

@@ -130,8 +130,10 @@ static int read_count(const char **s, long *out)
 
 /* ---- PyTorch's pipeline-order CSV ------------------------------------------------------------ */
 
-static const char *const comm_types[] = {"SEND_F",  "RECV_F",  "SEND_B",      "RECV_B",
-                                         "UNSHARD", "RESHARD", "REDUCE_GRAD", NULL};
+/* PyTorch's actions that move data, not compute: a "compute_comms" dump has them. */
+static const char *const comm_types[] = {
+    "SEND_F",      "RECV_F",           "SEND_B",  "RECV_B",  "WAIT_SEND_F", "WAIT_SEND_B",
+    "REDUCE_GRAD", "WAIT_REDUCE_GRAD", "UNSHARD", "RESHARD", NULL};
 
 #define CSV_EXPECT                                                                                 \
     "read as a pipeline-order CSV: STAGE TYPE MICROBATCH, 0F0, 1I3, 2W1, 3B0, or empty"
@@ -467,7 +469,23 @@ static int shape(struct reader *r, int grid_placement, struct pps_schedule *out)
                         (v != 2 || csv_chunk(&r->raw[i], PPS_PLACE_V, p, row) < 0))
                         break;
                 }
-                if (v == 2)
+                if (i == r->n_raw) {
+                    /* Each cell fits one placement, but no placement fits them all: the first
+                     * cell only a V holds, and the first only a loop holds. */
+                    size_t j = 0;
+                    int jrow = 0;
+
+                    for (i = 0; csv_chunk(&r->raw[i], PPS_PLACE_LOOP, p, row_of(r, i)) >= 0; i++)
+                        ;
+                    while (csv_chunk(&r->raw[j], PPS_PLACE_V, p, row_of(r, j)) >= 0)
+                        j++;
+                    row = row_of(r, i);
+                    jrow = row_of(r, j);
+                    snprintf(what, sizeof(what),
+                             "is virtual stage %ld, where only a V puts it, and line %d's %.20s "
+                             "(rank %d) is where only a loop puts it: one placement holds all",
+                             r->raw[i].vs, src->line[jrow], src->cell[r->raw[j].cell], jrow);
+                } else if (v == 2)
                     snprintf(what, sizeof(what),
                              "is virtual stage %ld, which neither a loop (rank %ld: stage %% "
                              "ranks) nor a V (rank %d holds %d and %ld) puts on rank %d",

@@ -65,3 +65,11 @@ if(PPS_FUZZ)
   pps_fuzz_executable(shard pps_storage_fuzz pps_common)
   pps_fuzz_executable(nsys pps_storage_fuzz pps_common)
 endif()
+
+# The schedule file reader (schedule/text_read.c: sim and run --schedule-file). fuzz_common.h's
+# replayer includes the importers' header: pps_storage for its path only.
+pps_fuzz_replay(sched_text pps_schedule pps_storage pps_common)
+if(PPS_FUZZ)
+  pps_fuzz_library(pps_schedule_fuzz pps_schedule pps_common m)
+  pps_fuzz_executable(sched_text pps_schedule_fuzz pps_storage pps_common)
+endif()

@@ -225,6 +225,9 @@ static void test_text_that_is_no_schedule_is_refused_where_it_is(void)
     read_bad("0F0,3F0\n1F0,0F1\n", "line 2, rank 1, step 1: 0F1 is virtual stage 0, which "
                                    "neither a loop (rank 0: stage % ranks) nor a V (rank 1 "
                                    "holds 1 and 2) puts on rank 1");
+    /* Each cell fits a placement, no placement fits every cell (found by fuzzing). */
+    read_bad("0F0,3F0\n1F0,3F1\n", "line 1, rank 0, step 1: 3F0 is virtual stage 3, where only "
+                                   "a V puts it, and line 2's 3F1 (rank 1) is where only a loop");
     read_bad("0F1234567890\n", "'0F1234567890' has a number of more than 9 digits");
     read_bad("s0: F0 Q1\n", "line 1, stage 0, step 1: 'Q1' is not an action");
     read_bad("# mine\ns0: F0 BW0\ns2: F0 BW0\n", "line 3: s2 where s1 comes next");
