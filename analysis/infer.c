@@ -264,22 +264,6 @@ static int observed_order(const struct pps_run *run, const struct pps_report *re
     return 0;
 }
 
-static int same_order(const struct pps_schedule *a, const struct pps_schedule *b)
-{
-    if (a->p != b->p)
-        return 0;
-    for (int s = 0; s <= a->p; s++)
-        if (a->start[s] != b->start[s])
-            return 0;
-    if (a->placement != b->placement)
-        return 0;
-    for (size_t i = 0; i < a->start[a->p]; i++)
-        if (a->actions[i].op != b->actions[i].op || a->actions[i].chunk != b->actions[i].chunk ||
-            a->actions[i].mb != b->actions[i].mb)
-            return 0;
-    return 1;
-}
-
 int pps__analysis_infer_schedule(const struct pps_run *run, struct pps_report *rep,
                                  struct pps_err *err)
 {
@@ -336,7 +320,7 @@ int pps__analysis_infer_schedule(const struct pps_run *run, struct pps_report *r
         if (k != PPS_SCHED_ZB_AUTO &&
             pps_schedule_check_params(k, rep->p, rep->m, rep->v, NULL) == 0 &&
             pps_schedule_generate(&gen, k, rep->p, rep->m, rep->v, NULL) == 0)
-            same = same_order(&gen, &seen);
+            same = pps_schedule_equal(&gen, &seen);
         pps_schedule_release(&gen);
         if (same) {
             rep->sched_kind = k;

@@ -164,26 +164,6 @@ int pps__export_finish(FILE *f, struct pps_err *err)
     return 0;
 }
 
-int pps__export_grow(void **p, size_t *cap, size_t need, size_t size)
-{
-    size_t n = *cap ? *cap : 16;
-    void *q;
-
-    if (need <= *cap)
-        return 0;
-    while (n < need) {
-        if (n > SIZE_MAX / 2 / size)
-            return PPS_ENOMEM;
-        n *= 2;
-    }
-    q = realloc(*p, n * size);
-    if (!q)
-        return PPS_ENOMEM;
-    *p = q;
-    *cap = n;
-    return 0;
-}
-
 void pps__export_what(char *what, size_t len, const char *fmt, ...)
 {
     va_list ap;

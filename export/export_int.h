@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "export.h"
+#include "pps_grow.h"
 
 /*
  * Text out of a run (kernel and range names, metadata, paths, the verdict) in each format's
@@ -38,10 +39,6 @@ void pps__export_put_us(FILE *f, int64_t ns);
 
 /* Flushes f and returns 0, or PPS_EIO ("write failed: <why>") when f had or has an error. */
 int pps__export_finish(FILE *f, struct pps_err *err);
-
-/* Makes room for need elements of size in *p (capacity *cap, grown by doubling). 0 or
- * PPS_ENOMEM; *p is unchanged on failure. */
-int pps__export_grow(void **p, size_t *cap, size_t need, size_t size);
 
 /* printf into what (len bytes; nothing when what is NULL or len 0). */
 void pps__export_what(char *what, size_t len, const char *fmt, ...)

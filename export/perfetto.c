@@ -129,8 +129,8 @@ static int make_tracks(struct trace *t, struct pps_err *err)
                 lane++;
             }
             if (j == t->n_tracks) {
-                if (pps__export_grow((void **)&t->tracks, &t->cap_tracks, t->n_tracks + 1,
-                                     sizeof(*t->tracks)))
+                if (pps_grow((void **)&t->tracks, &t->cap_tracks, t->n_tracks + 1,
+                             sizeof(*t->tracks)))
                     goto oom;
                 t->tracks[t->n_tracks++] = (struct track){sp->rank, s, group, lane, sp->end_ns, 0};
             } else if (sp->end_ns > t->tracks[j].end) {

@@ -215,3 +215,17 @@ int pps_schedule_copy(struct pps_schedule *out, const struct pps_schedule *in)
     out->placement = in->placement;
     return 0;
 }
+
+int pps_schedule_equal(const struct pps_schedule *a, const struct pps_schedule *b)
+{
+    if (a->p != b->p || a->m != b->m || a->v != b->v || (a->placement != b->placement && a->p > 1))
+        return 0;
+    for (int s = 0; s <= a->p; s++)
+        if (a->start[s] != b->start[s])
+            return 0;
+    for (size_t i = 0; i < a->start[a->p]; i++)
+        if (a->actions[i].op != b->actions[i].op || a->actions[i].chunk != b->actions[i].chunk ||
+            a->actions[i].mb != b->actions[i].mb)
+            return 0;
+    return 1;
+}

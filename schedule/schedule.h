@@ -269,6 +269,9 @@ size_t pps_schedule_write_grid(const struct pps_schedule *sched, char *buf, size
 
 /* A copy of in into out (fresh or released): 0 or PPS_ENOMEM. */
 int pps_schedule_copy(struct pps_schedule *out, const struct pps_schedule *in);
+/* Whether a and b are the same schedule: p, m, v, the action lists op for op, and the placement
+ * (on one stage a loop and V place alike: chunk c is virtual stage c in both). */
+int pps_schedule_equal(const struct pps_schedule *a, const struct pps_schedule *b);
 
 /*
  * A schedule whose stages hold at most budget[s] pending W's (a microbatch B'd and not yet W'd;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "pps_grow.h"
 
 /* One action as the text says it, before p, v and the placement are known. */
 struct raw {
@@ -33,22 +34,6 @@ struct reader {
     struct pps_err *err;
 };
 
-static int grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-    size_t n = *cap ? *cap : 16;
-    void *p;
-
-    if (need <= *cap)
-        return 0;
-    while (n < need)
-        n *= 2;
-    if (!(p = realloc(*arr, n * elem)))
-        return PPS_ENOMEM;
-    *arr = p;
-    *cap = n;
-    return 0;
-}
-
 static int oom(struct reader *r)
 {
     return pps_err_set(r->err, PPS_ENOMEM, "out of memory reading the schedule");
@@ -58,7 +43,7 @@ static int add_cell(struct reader *r, const char *text)
 {
     struct pps_sched_text *src = r->src;
 
-    if (grow((void **)&src->cell, &r->cap_cells, r->n_cells + 1, sizeof(*src->cell)))
+    if (pps_grow((void **)&src->cell, &r->cap_cells, r->n_cells + 1, sizeof(*src->cell)))
         return oom(r);
     src->cell[r->n_cells++] = text;
     return 0;
@@ -69,9 +54,9 @@ static int add_row(struct reader *r, int line)
     struct pps_sched_text *src = r->src;
     size_t cap = r->cap_rows;
 
-    if (grow((void **)&src->row, &r->cap_rows, (size_t)src->n_rows + 2, sizeof(*src->row)) ||
-        grow((void **)&src->line, &cap, (size_t)src->n_rows + 2, sizeof(*src->line)) ||
-        grow((void **)&r->raw_row, &r->cap_raw_row, (size_t)src->n_rows + 2, sizeof(size_t)))
+    if (pps_grow((void **)&src->row, &r->cap_rows, (size_t)src->n_rows + 2, sizeof(*src->row)) ||
+        pps_grow((void **)&src->line, &cap, (size_t)src->n_rows + 2, sizeof(*src->line)) ||
+        pps_grow((void **)&r->raw_row, &r->cap_raw_row, (size_t)src->n_rows + 2, sizeof(size_t)))
         return oom(r);
     src->row[src->n_rows] = r->n_cells;
     src->line[src->n_rows] = line;
@@ -82,7 +67,7 @@ static int add_row(struct reader *r, int line)
 
 static int add_raw(struct reader *r, long vs, char type, long mb)
 {
-    if (grow((void **)&r->raw, &r->cap_raw, r->n_raw + 1, sizeof(*r->raw)))
+    if (pps_grow((void **)&r->raw, &r->cap_raw, r->n_raw + 1, sizeof(*r->raw)))
         return oom(r);
     r->raw[r->n_raw++] = (struct raw){vs, type, mb, r->n_cells - 1};
     return 0;

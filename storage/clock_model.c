@@ -50,7 +50,7 @@ int pps__clock_next(struct pps__clock **ranks, size_t *n, size_t *cap, int have[
 {
     if (*n)
         pps__clock_finish(&(*ranks)[*n - 1], have);
-    if (pps__grow((void **)ranks, cap, *n + 1, sizeof(**ranks)))
+    if (pps_grow((void **)ranks, cap, *n + 1, sizeof(**ranks)))
         return -1;
     memset(&(*ranks)[*n], 0, sizeof(**ranks));
     (*ranks)[(*n)++].rank = rank;

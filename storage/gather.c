@@ -189,8 +189,8 @@ static int find_shards(struct pps_gather *g, struct pps_err *err)
                 continue;
             if ((rc = pps__rank_claim(&g->claimed, list.ranks[k], list.paths[k], err)))
                 break;
-            if (g->n_shards == g->cap_shards && pps__grow((void **)&g->shards, &g->cap_shards,
-                                                          g->n_shards + 1, sizeof(*g->shards))) {
+            if (g->n_shards == g->cap_shards && pps_grow((void **)&g->shards, &g->cap_shards,
+                                                         g->n_shards + 1, sizeof(*g->shards))) {
                 rc = pps_err_set(err, PPS_ENOMEM, "%s: out of memory", g->dest);
                 break;
             }

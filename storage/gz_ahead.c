@@ -18,10 +18,10 @@
 
 struct slot {
     char *data;
-    long n;          /* bytes, 0 at the end, -1 on failure */
-    int zerr, sys;   /* with n <= 0: zlib's error code, errno's value */
-    char why[128];   /* with n <= 0: zlib's words */
-    int64_t offset;  /* gzoffset after this chunk */
+    long n;         /* bytes, 0 at the end, -1 on failure */
+    int zerr, sys;  /* with n <= 0: zlib's error code, errno's value */
+    char why[128];  /* with n <= 0: zlib's words */
+    int64_t offset; /* gzoffset after this chunk */
 };
 
 struct pps__gzahead {

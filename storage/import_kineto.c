@@ -181,7 +181,7 @@ static int32_t name_id(struct pps__kfile *f, const char *s, size_t n, struct pps
     if ((id = pps_strtab_intern(&f->names, buf)) < 0)
         return pps_err_set(err, id == PPS_ENOMEM ? PPS_ENOMEM : PPS_EFORMAT, "%s: %s", f->path,
                            id == PPS_ENOMEM ? "out of memory" : "too many names");
-    if (pps__grow((void **)&f->kn, &f->cap_kn, (size_t)id + 1, sizeof(*f->kn)) != 0)
+    if (pps_grow((void **)&f->kn, &f->cap_kn, (size_t)id + 1, sizeof(*f->kn)) != 0)
         return pps_err_set(err, PPS_ENOMEM, "%s: out of memory", f->path);
     classify(&f->rules, buf, &f->kn[id]);
     return id;
@@ -269,7 +269,7 @@ static int rec_new(struct pps__kfile *f, struct pps__krec **out, struct pps_err 
     struct pps__krec *r;
     if (f->n_recs >= UINT32_MAX - 1)
         return pps_err_set(err, PPS_EFORMAT, "%s: more than %u spans", f->path, UINT32_MAX - 1);
-    if (pps__grow((void **)&f->recs, &f->cap_recs, f->n_recs + 1, sizeof(*f->recs)) != 0)
+    if (pps_grow((void **)&f->recs, &f->cap_recs, f->n_recs + 1, sizeof(*f->recs)) != 0)
         return pps_err_set(err, PPS_ENOMEM, "%s: out of memory", f->path);
     r = &f->recs[f->n_recs++];
     memset(r, 0, sizeof(*r));
@@ -378,7 +378,7 @@ static int thread_name(struct pps__kfile *f, const struct pps__kev *ev, struct p
             f->tnames[i].name = id; /* renamed: the last name counts */
             return 0;
         }
-    if (pps__grow((void **)&f->tnames, &f->cap_tnames, f->n_tnames + 1, sizeof(*f->tnames)) != 0)
+    if (pps_grow((void **)&f->tnames, &f->cap_tnames, f->n_tnames + 1, sizeof(*f->tnames)) != 0)
         return pps_err_set(err, PPS_ENOMEM, "%s: out of memory", f->path);
     f->tnames[f->n_tnames++] = (struct pps__ktname){ev->tid, id};
     return 0;
@@ -463,7 +463,7 @@ static int on_event(struct pps__kfile *f, const struct pps__kev *ev, int64_t ind
         f->n_steps = before; /* added again when it ends */
         f->recs[f->n_recs - 1].role = PPS__KR_STEP_PENDING;
     }
-    if (pps__grow((void **)&f->open, &f->cap_open, f->n_open + 1, sizeof(*f->open)) != 0)
+    if (pps_grow((void **)&f->open, &f->cap_open, f->n_open + 1, sizeof(*f->open)) != 0)
         return pps_err_set(err, PPS_ENOMEM, "%s: out of memory", f->path);
     f->open[f->n_open++] = (struct pps__kopen){thread, (uint32_t)(f->n_recs - 1)};
     return 0;

@@ -98,7 +98,7 @@ int pps__imodel_file_begin(struct pps__imodel *m, const struct pps__file_info *i
     struct pps__im_file *f;
 
     pps__imodel_file_end(m);
-    if (pps__grow((void **)&m->files, &m->cap_files, m->n_files + 1, sizeof(*m->files)) != 0)
+    if (pps_grow((void **)&m->files, &m->cap_files, m->n_files + 1, sizeof(*m->files)) != 0)
         return nomem(err);
     f = &m->files[m->n_files++];
     memset(f, 0, sizeof(*f));
@@ -126,7 +126,7 @@ static int32_t name_id(struct pps__imodel *m, const char *text, struct pps_err *
         return id;
     if ((id = pps_strtab_intern(&m->names, buf)) < 0)
         return id == PPS_ENOMEM ? nomem(err) : pps_err_set(err, PPS_EFORMAT, "too many names");
-    if (pps__grow((void **)&m->info, &m->cap_info, (size_t)id + 1, sizeof(*m->info)) != 0)
+    if (pps_grow((void **)&m->info, &m->cap_info, (size_t)id + 1, sizeof(*m->info)) != 0)
         return nomem(err);
     struct pps__im_name_info *ni = &m->info[id];
     pps_label_match(&m->rules, buf, &ni->op);
@@ -182,7 +182,7 @@ static int proc_get(struct pps__imodel *m, int64_t key, int pid, struct pps__im_
     if (m->n_procs >= MAX_RANKS)
         return pps_err_set(err, PPS_EFORMAT, "more than %zu processes: one rank each is too many",
                            MAX_RANKS);
-    if (pps__grow((void **)&m->procs, &m->cap_procs, m->n_procs + 1, sizeof(*m->procs)) != 0 ||
+    if (pps_grow((void **)&m->procs, &m->cap_procs, m->n_procs + 1, sizeof(*m->procs)) != 0 ||
         pps__idmap_put(&m->proc_map, key, (int32_t)m->n_procs) != 0)
         return nomem(err);
     p = &m->procs[m->n_procs++];
@@ -207,7 +207,7 @@ static int thread_get(struct pps__imodel *m, int64_t key, size_t proc, struct pp
         return 0;
     }
     if (m->n_threads >= INT32_MAX ||
-        pps__grow((void **)&m->threads, &m->cap_threads, m->n_threads + 1, sizeof(*m->threads)) !=
+        pps_grow((void **)&m->threads, &m->cap_threads, m->n_threads + 1, sizeof(*m->threads)) !=
             0 ||
         pps__idmap_put(&m->thread_map, key, (int32_t)m->n_threads) != 0)
         return nomem(err);
@@ -226,7 +226,7 @@ static int span_new(struct pps__im_proc *p, struct pps_span **out, struct pps_er
 
     if (p->n >= UINT32_MAX)
         return pps_err_set(err, PPS_EFORMAT, "more than %u spans in one process", UINT32_MAX);
-    if (pps__grow((void **)&p->spans, &p->cap, p->n + 1, sizeof(*p->spans)) != 0)
+    if (pps_grow((void **)&p->spans, &p->cap, p->n + 1, sizeof(*p->spans)) != 0)
         return nomem(err);
     s = &p->spans[p->n++];
     memset(s, 0, sizeof(*s));
@@ -243,7 +243,7 @@ static int span_new(struct pps__im_proc *p, struct pps_span **out, struct pps_er
 static int iter_mark(struct pps__im_proc *p, int64_t start, int64_t end, int iter,
                      struct pps_err *err)
 {
-    if (pps__grow((void **)&p->iters, &p->cap_iters, p->n_iters + 1, sizeof(*p->iters)) != 0)
+    if (pps_grow((void **)&p->iters, &p->cap_iters, p->n_iters + 1, sizeof(*p->iters)) != 0)
         return nomem(err);
     p->iters[p->n_iters++] = (struct pps__import_iter){start, end, iter};
     return 0;
@@ -281,7 +281,7 @@ static int thread_name(struct pps__imodel *m, struct pps__im_proc *p,
             p->tnames[i].name = id; /* renamed: the last name counts */
             return 0;
         }
-    if (pps__grow((void **)&p->tnames, &p->cap_tnames, p->n_tnames + 1, sizeof(*p->tnames)) != 0)
+    if (pps_grow((void **)&p->tnames, &p->cap_tnames, p->n_tnames + 1, sizeof(*p->tnames)) != 0)
         return nomem(err);
     p->tnames[p->n_tnames++] = (struct pps__im_tname){ev->tid, id};
     return 0;
@@ -355,7 +355,7 @@ int pps__imodel_host(struct pps__imodel *m, const struct pps__host_event *ev, st
     struct pps__im_thread *t = NULL;
     if ((rc = thread_get(m, ev->thread, (size_t)(p - m->procs), &t, err)))
         return rc;
-    if (pps__grow((void **)&t->ops, &t->cap_ops, t->n_ops + 1, sizeof(*t->ops)) != 0)
+    if (pps_grow((void **)&t->ops, &t->cap_ops, t->n_ops + 1, sizeof(*t->ops)) != 0)
         return nomem(err);
     t->ops[t->n_ops++] = (struct pps__im_op_ref){start, (uint32_t)(p->n - 1), -1};
     return 0;
@@ -607,7 +607,7 @@ static int absorb_spans(struct pps__im_proc *p, struct pps__im_proc *o, const in
 
     if (o->n == 0)
         return 0;
-    if (pps__grow((void **)&p->spans, &p->cap, p->n + o->n, sizeof(*p->spans)) != 0)
+    if (pps_grow((void **)&p->spans, &p->cap, p->n + o->n, sizeof(*p->spans)) != 0)
         return nomem(err);
     while (o->n > 0) {
         size_t k = o->n > chunk ? o->n - chunk : 0;
@@ -674,8 +674,8 @@ int pps__imodel_absorb(struct pps__imodel *m, struct pps__imodel *other, int dev
             if ((rc = iter_mark(p, o->iters[k].start, o->iters[k].end, o->iters[k].iter, err)))
                 goto out;
         for (size_t k = 0; k < o->n_tnames && p->n_tnames < MAX_TNAMES; k++) {
-            if (pps__grow((void **)&p->tnames, &p->cap_tnames, p->n_tnames + 1,
-                          sizeof(*p->tnames)) != 0) {
+            if (pps_grow((void **)&p->tnames, &p->cap_tnames, p->n_tnames + 1,
+                         sizeof(*p->tnames)) != 0) {
                 rc = nomem(err);
                 goto out;
             }
@@ -692,7 +692,7 @@ int pps__imodel_absorb(struct pps__imodel *m, struct pps__imodel *other, int dev
         size_t pi = where[o->proc];
         if ((rc = thread_get(m, o->key, pi, &t, err)))
             goto out;
-        if (pps__grow((void **)&t->ops, &t->cap_ops, t->n_ops + o->n_ops, sizeof(*t->ops)) != 0) {
+        if (pps_grow((void **)&t->ops, &t->cap_ops, t->n_ops + o->n_ops, sizeof(*t->ops)) != 0) {
             rc = nomem(err);
             goto out;
         }

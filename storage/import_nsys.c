@@ -275,8 +275,8 @@ static int read_layout(sqlite3 *db, const char *path, struct layout *lay, struct
             rc = SQLITE_OK;
             if (!col)
                 continue;
-            if (pps__grow((void **)&lay->cols[t], &cap, (size_t)lay->n_cols[t] + 1,
-                          sizeof(char *)) != 0 ||
+            if (pps_grow((void **)&lay->cols[t], &cap, (size_t)lay->n_cols[t] + 1,
+                         sizeof(char *)) != 0 ||
                 !(copy = strdup(col))) {
                 rc = pps_err_set(err, PPS_ENOMEM, "%s: out of memory", path);
                 goto out;

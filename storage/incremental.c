@@ -157,7 +157,7 @@ static int find_files(struct pps_run_follow *f, struct pps_err *err)
     if (!f->is_dir) {
         if (f->n_files)
             return 0;
-        if (pps__grow((void **)&f->files, &f->files_cap, 1, sizeof(*f->files)))
+        if (pps_grow((void **)&f->files, &f->files_cap, 1, sizeof(*f->files)))
             return oom(f->path, err);
         memset(&f->files[0], 0, sizeof(f->files[0]));
         if (!(f->files[0].path = strdup(f->path)))
@@ -173,7 +173,7 @@ static int find_files(struct pps_run_follow *f, struct pps_err *err)
             k++;
         if (k < f->n_files)
             continue;
-        if (pps__grow((void **)&f->files, &f->files_cap, f->n_files + 1, sizeof(*f->files))) {
+        if (pps_grow((void **)&f->files, &f->files_cap, f->n_files + 1, sizeof(*f->files))) {
             rc = oom(f->path, err);
             goto out;
         }
@@ -300,9 +300,9 @@ static int read_names(struct pps_run_follow *f, struct follow_file *ff, struct p
             rc = pps_err_set(err, PPS_EFORMAT, "%s: too many names", ff->path);
             goto out;
         }
-        if (pps__grow((void **)&ff->refs, &ff->refs_cap, ff->n_refs + 1, sizeof(*ff->refs)) ||
-            pps__grow((void **)&f->names, &f->pending_names_cap, f->n_pending_names + 1,
-                      sizeof(*f->names)) ||
+        if (pps_grow((void **)&ff->refs, &ff->refs_cap, ff->n_refs + 1, sizeof(*ff->refs)) ||
+            pps_grow((void **)&f->names, &f->pending_names_cap, f->n_pending_names + 1,
+                     sizeof(*f->names)) ||
             !(copy = strdup(name))) {
             rc = oom(ff->path, err);
             goto out;
@@ -338,7 +338,7 @@ static int read_spans(struct pps_run_follow *f, struct follow_file *ff, int64_t 
         if ((rc = pps__span_read(st, ff->path, &ff->bounds, ff->refs, ff->n_refs, ff->ranks,
                                  ff->n_ranks, &ri, &s, &ff->tally, err)))
             goto out;
-        if (pps__grow((void **)&f->spans, &f->spans_cap, f->n_spans + 1, sizeof(*f->spans))) {
+        if (pps_grow((void **)&f->spans, &f->spans_cap, f->n_spans + 1, sizeof(*f->spans))) {
             rc = oom(ff->path, err);
             goto out;
         }
@@ -360,8 +360,8 @@ static int read_metrics(struct pps_run_follow *f, struct follow_file *ff, struct
     sqlite3_reset(st);
     sqlite3_bind_int64(st, 1, ff->last_metric);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (pps__grow((void **)&f->metrics, &f->metrics_cap, f->n_metrics + 1,
-                      sizeof(*f->metrics))) {
+        if (pps_grow((void **)&f->metrics, &f->metrics_cap, f->n_metrics + 1,
+                     sizeof(*f->metrics))) {
             rc = oom(ff->path, err);
             goto out;
         }

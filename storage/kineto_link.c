@@ -47,8 +47,7 @@ int pps__kfile_vstage(struct pps__kfile *f, int vstage, struct pps_err *err)
     }
     if (lo < f->n_vstages && f->vstages[lo] == vstage)
         return 0;
-    if (pps__grow((void **)&f->vstages, &f->cap_vstages, f->n_vstages + 1, sizeof(*f->vstages)) !=
-        0)
+    if (pps_grow((void **)&f->vstages, &f->cap_vstages, f->n_vstages + 1, sizeof(*f->vstages)) != 0)
         return pps_err_set(err, PPS_ENOMEM, "%s: out of memory", f->path);
     memmove(f->vstages + lo + 1, f->vstages + lo, (f->n_vstages - lo) * sizeof(*f->vstages));
     f->vstages[lo] = vstage;
@@ -60,7 +59,7 @@ int pps__kfile_step(struct pps__kfile *f, int64_t start, int64_t end, int iter, 
 {
     if (iter < 0)
         return 0;
-    if (pps__grow((void **)&f->steps, &f->cap_steps, f->n_steps + 1, sizeof(*f->steps)) != 0)
+    if (pps_grow((void **)&f->steps, &f->cap_steps, f->n_steps + 1, sizeof(*f->steps)) != 0)
         return pps_err_set(err, PPS_ENOMEM, "%s: out of memory", f->path);
     f->steps[f->n_steps++] = (struct pps__import_iter){start, end, iter};
     return 0;
@@ -100,7 +99,7 @@ static int ref_cmp(const void *a, const void *b)
 
 static int refs_add(struct refs *rs, const struct pps__krec *r, uint32_t i)
 {
-    if (pps__grow((void **)&rs->v, &rs->cap, rs->n + 1, sizeof(*rs->v)) != 0)
+    if (pps_grow((void **)&rs->v, &rs->cap, rs->n + 1, sizeof(*rs->v)) != 0)
         return -1;
     rs->v[rs->n++] = (struct ref){r->start, r->end, r->thread, i, -1};
     return 0;

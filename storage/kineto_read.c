@@ -1,8 +1,8 @@
 /*
  * kineto_read.c - a Chrome-trace JSON file as a stream of events (kineto_json.h): zlib reads the
- * file in chunks ahead of the parse (gzip or plain, gzread tells them apart; gz_ahead.h), a small state machine walks the top
- * level ({"key": value, ...}, or a bare array of events), and the "traceEvents" array goes to
- * simdjson a window of whole events at a time.
+ * file in chunks ahead of the parse (gzip or plain, gzread tells them apart; gz_ahead.h), a small
+ * state machine walks the top level ({"key": value, ...}, or a bare array of events), and the
+ * "traceEvents" array goes to simdjson a window of whole events at a time.
  *
  * Finding where a window ends without a scan of our own: the window is cut after its last '}'
  * that a ',' follows (whitespace between), and parsed as "[" + events + "]". A cut inside a

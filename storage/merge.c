@@ -311,8 +311,7 @@ static int span_rows(sqlite3 *db, struct span_rows *r)
  * are, whatever they are (negative, far apart). 0, or the SQLite error (finalized: SQLite's
  * reason is kept for constraint_fail()). */
 #define SPAN_CHUNK ((int64_t)1 << 20)
-static int copy_chunked(sqlite3 *db, const char *sql, const struct span_rows *r,
-                        struct progress *p)
+static int copy_chunked(sqlite3 *db, const char *sql, const struct span_rows *r, struct progress *p)
 {
     sqlite3_stmt *copy = NULL, *end = NULL;
     int64_t lo = r->first, hi;

@@ -120,7 +120,7 @@ static int load_names(struct loader *ld, sqlite3 *db, const struct pps__span_bou
             rc = pps_err_set(err, PPS_EFORMAT, "%s: too many names", ld->path);
             goto out;
         }
-        if (pps__grow((void **)&ld->refs, &ld->refs_cap, ld->n_refs + 1, sizeof(*ld->refs)) ||
+        if (pps_grow((void **)&ld->refs, &ld->refs_cap, ld->n_refs + 1, sizeof(*ld->refs)) ||
             !(copy = strdup(name))) {
             rc = oom(ld, err);
             goto out;

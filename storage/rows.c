@@ -14,22 +14,6 @@
 
 #include "storage_int.h"
 
-int pps__grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-    size_t n = *cap ? *cap : 16;
-    void *p;
-
-    if (need <= *cap)
-        return 0;
-    while (n < need)
-        n *= 2;
-    if (!(p = realloc(*arr, n * elem)))
-        return -1;
-    *arr = p;
-    *cap = n;
-    return 0;
-}
-
 int pps__prepare(sqlite3 *db, const char *sql, const char *path, sqlite3_stmt **st,
                  struct pps_err *err)
 {
@@ -178,7 +162,7 @@ int pps__meta_push(struct pps_meta_entry **meta, size_t *n, size_t *cap, int ran
 {
     struct pps_meta_entry *e;
 
-    if (pps__grow((void **)meta, cap, *n + 1, sizeof(**meta)))
+    if (pps_grow((void **)meta, cap, *n + 1, sizeof(**meta)))
         return -1;
     e = &(*meta)[(*n)++];
     e->rank = rank;

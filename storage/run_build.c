@@ -39,9 +39,9 @@ int pps__run_build_stages(struct pps__run_build *b, size_t n)
     size_t old = b->stages_cap, cap2 = old, cap3 = old;
 
     if (n > old) {
-        if (pps__grow((void **)&run->stages, &b->stages_cap, n, sizeof(*run->stages)) ||
-            pps__grow((void **)&b->span_cap, &cap2, b->stages_cap, sizeof(*b->span_cap)) ||
-            pps__grow((void **)&b->from, &cap3, b->stages_cap, sizeof(*b->from)))
+        if (pps_grow((void **)&run->stages, &b->stages_cap, n, sizeof(*run->stages)) ||
+            pps_grow((void **)&b->span_cap, &cap2, b->stages_cap, sizeof(*b->span_cap)) ||
+            pps_grow((void **)&b->from, &cap3, b->stages_cap, sizeof(*b->from)))
             return PPS_ENOMEM;
         /* A stage new in this batch had nothing before it. */
         memset(run->stages + old, 0, (b->stages_cap - old) * sizeof(*run->stages));
@@ -64,7 +64,7 @@ int pps__run_build_span(struct pps__run_build *b, const struct pps_span *s)
         b->max_iter = s->iter;
     if (!b->count_only) {
         st = &run->stages[s->stage];
-        if (pps__grow((void **)&st->spans, &b->span_cap[s->stage], st->n + 1, sizeof(*st->spans)))
+        if (pps_grow((void **)&st->spans, &b->span_cap[s->stage], st->n + 1, sizeof(*st->spans)))
             return PPS_ENOMEM;
         st->spans[st->n++] = *s;
     }
@@ -78,7 +78,7 @@ int pps__run_build_names(struct pps__run_build *b, char **names, size_t n)
 
     if (n == 0)
         return 0; /* names may be NULL: memcpy may not be handed it */
-    if (pps__grow((void **)&run->names, &b->names_cap, run->n_names + n, sizeof(*run->names)))
+    if (pps_grow((void **)&run->names, &b->names_cap, run->n_names + n, sizeof(*run->names)))
         return PPS_ENOMEM;
     memcpy(run->names + run->n_names, names, n * sizeof(*names));
     run->n_names += n;
@@ -91,8 +91,8 @@ int pps__run_build_metrics(struct pps__run_build *b, const struct pps_metric *m,
 
     if (n == 0)
         return 0; /* m may be NULL: memcpy may not be handed it */
-    if (pps__grow((void **)&run->metrics, &b->metrics_cap, run->n_metrics + n,
-                  sizeof(*run->metrics)))
+    if (pps_grow((void **)&run->metrics, &b->metrics_cap, run->n_metrics + n,
+                 sizeof(*run->metrics)))
         return PPS_ENOMEM;
     memcpy(run->metrics + run->n_metrics, m, n * sizeof(*m));
     run->n_metrics += n;

@@ -83,10 +83,10 @@ static int tally_index(sqlite3 *db, const char *path, struct pps__index_tally *t
     int64_t prev[3] = {0, 0, 0}, k[3];
     int rc, have_prev = 0;
 
-    rc = sqlite3_prepare_v2(db,
-                            "SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name = '"
-                            PPS__SPANS_INDEX "'",
-                            -1, &st, NULL);
+    rc = sqlite3_prepare_v2(
+        db,
+        "SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name = '" PPS__SPANS_INDEX "'",
+        -1, &st, NULL);
     if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW && !sqlite3_column_int64(st, 0)) {
         t->n = -1;
         sqlite3_finalize(st);
@@ -96,9 +96,8 @@ static int tally_index(sqlite3 *db, const char *path, struct pps__index_tally *t
     st = NULL;
     if (rc != SQLITE_ROW)
         return step_failed(db, rc, path, err);
-    rc = sqlite3_prepare_v2(db,
-                            "SELECT stage, start_ns, rowid FROM spans INDEXED BY " PPS__SPANS_INDEX,
-                            -1, &st, NULL);
+    rc = sqlite3_prepare_v2(
+        db, "SELECT stage, start_ns, rowid FROM spans INDEXED BY " PPS__SPANS_INDEX, -1, &st, NULL);
     while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
         int ints = 1;
 

@@ -10,6 +10,7 @@
 
 #include <sqlite3.h>
 
+#include "pps_grow.h"
 #include "progress.h"
 #include "storage.h"
 
@@ -128,8 +129,6 @@ char *pps__path_join(const char *dir, const char *name);
 /* ---- rows.c and clock_model.c: what the full loader (reader.c) and the follower
  * (incremental.c) share ---- */
 
-/* Grows *arr (of elem-byte items, capacity *cap) to hold need items; -1 when out of memory. */
-int pps__grow(void **arr, size_t *cap, size_t need, size_t elem);
 /* Strict decimal integer: the whole string, no overflow. 0 or -1. */
 int pps__parse_i64(const char *s, int64_t *out);
 /* sqlite3_prepare_v2 with the reader's reasons: a missing column is "not a ppscope trace". */

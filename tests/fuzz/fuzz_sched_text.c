@@ -25,21 +25,6 @@ static void bad(const char *what, const char *detail)
     abort();
 }
 
-static int same(const struct pps_schedule *a, const struct pps_schedule *b)
-{
-    if (a->p != b->p || a->m != b->m || a->v != b->v ||
-        (a->placement != b->placement && a->p > 1))
-        return 0;
-    for (int s = 0; s <= a->p; s++)
-        if (a->start[s] != b->start[s])
-            return 0;
-    for (size_t i = 0; i < a->start[a->p]; i++)
-        if (a->actions[i].op != b->actions[i].op || a->actions[i].chunk != b->actions[i].chunk ||
-            a->actions[i].mb != b->actions[i].mb)
-            return 0;
-    return 1;
-}
-
 /* s written as CSV (csv) or the grid must read back to itself. */
 static void round_trip(const struct pps_schedule *s, int csv)
 {
@@ -55,9 +40,10 @@ static void round_trip(const struct pps_schedule *s, int csv)
         strlen(text) != need)
         bad("a written schedule of another length than said", csv ? "csv" : "grid");
     if (pps_schedule_read(&back, NULL, text, need, PPS_SYNTAX_AUTO, &err))
-        bad(csv ? "a written CSV that does not read back" : "a written grid that does not read back",
+        bad(csv ? "a written CSV that does not read back"
+                : "a written grid that does not read back",
             err.msg);
-    if (!same(s, &back))
+    if (!pps_schedule_equal(s, &back))
         bad("a schedule that reads back otherwise", csv ? "csv" : "grid");
     pps_schedule_release(&back);
     free(text);

@@ -5,22 +5,6 @@
 #include "schedule.h"
 #include "test.h"
 
-/* The same action lists, in the same placement: on one stage a loop and V place alike (chunk c
- * is virtual stage c in both), and a CSV, which says virtual stages, reads as a loop. */
-static int same(const struct pps_schedule *a, const struct pps_schedule *b)
-{
-    if (a->p != b->p || a->m != b->m || a->v != b->v || (a->placement != b->placement && a->p > 1))
-        return 0;
-    for (int s = 0; s <= a->p; s++)
-        if (a->start[s] != b->start[s])
-            return 0;
-    for (size_t i = 0; i < a->start[a->p]; i++)
-        if (a->actions[i].op != b->actions[i].op || a->actions[i].chunk != b->actions[i].chunk ||
-            a->actions[i].mb != b->actions[i].mb)
-            return 0;
-    return 1;
-}
-
 /* text read in syntax into s (fresh), which must succeed. */
 static void read_ok(const char *text, int syntax, struct pps_schedule *s,
                     struct pps_sched_text *src)
@@ -131,10 +115,10 @@ static void test_every_kind_reads_back_from_csv_and_grid(void)
                         if (csv)
                             check_lockstep(text, &s);
                         read_ok(text, PPS_SYNTAX_AUTO, &back, NULL);
-                        if (!same(&s, &back))
+                        if (!pps_schedule_equal(&s, &back))
                             fprintf(stderr, "  %s p=%d m=%d v=%d %s\n", pps_sched_kind_name(kind),
                                     p, m, v, csv ? "csv" : "grid");
-                        CHECK(same(&s, &back));
+                        CHECK(pps_schedule_equal(&s, &back));
                         CHECK_EQ_INT(back.kind, -1);
                         CHECK_EQ_INT(pps_schedule_validate(&back, NULL, NULL), 0);
                         pps_schedule_release(&back);
@@ -157,16 +141,16 @@ static void test_pytorch_dialects_read_alike(void)
     /* ZB-H1's order on 2 stages, 2 microbatches, in each dialect. */
     CHECK_EQ_INT(pps_schedule_generate(&want, PPS_SCHED_ZB_H1, 2, 2, 1, NULL), 0);
     read_ok("0F0,0F1,,0I0,0W0,0I1,0W1\r\n,1F0,1I0,1F1,1I1,1W0,1W1\r\n", PPS_SYNTAX_AUTO, &a, NULL);
-    CHECK(same(&want, &a));
+    CHECK(pps_schedule_equal(&want, &a));
     read_ok("0F0,0F1,,0B0,0W0,0B1,0W1\n,1F0,1B0,1F1,1B1,1W0,1W1\n\n\n", PPS_SYNTAX_CSV, &b, NULL);
-    CHECK(same(&want, &b));
+    CHECK(pps_schedule_equal(&want, &b));
     pps_schedule_release(&a);
     pps_schedule_release(&b);
 
     /* A full backward: B in the new dialect, BW in the old; "B" with no W is the full one. */
     read_ok("0F0,,0B0\n,1F0,1B0\n", PPS_SYNTAX_AUTO, &a, NULL);
     read_ok("0F0,,0BW0\n,1F0,1BW0\n", PPS_SYNTAX_AUTO, &b, NULL);
-    CHECK(same(&a, &b));
+    CHECK(pps_schedule_equal(&a, &b));
     CHECK_EQ_INT(a.actions[1].op, PPS_OP_BW);
     pps_schedule_release(&a);
     pps_schedule_release(&b);
@@ -176,7 +160,7 @@ static void test_pytorch_dialects_read_alike(void)
             "1RECV_F0,1F0,1B0,1UNSHARD,1F1,1B1, 1REDUCE_GRAD \r\n",
             PPS_SYNTAX_AUTO, &a, &src);
     read_ok("0F0,0F1,0B0,0B1\n1F0,1B0,1F1,1B1\n", PPS_SYNTAX_AUTO, &b, NULL);
-    CHECK(same(&a, &b));
+    CHECK(pps_schedule_equal(&a, &b));
     CHECK_EQ_INT(src.skipped, 4);
     CHECK_EQ_INT(src.overlapped, 1);
     /* Each action remembers its cell: the pair's two actions, the one cell. */
@@ -252,7 +236,7 @@ static void test_grid_reads_what_sim_prints(void)
     read_ok("actions:\n# a comment\n\ns0  : F0 F1 [BW0] BW1\ns1  : F0 BW0 F1 BW1\n",
             PPS_SYNTAX_AUTO, &s, NULL);
     CHECK_EQ_INT(pps_schedule_generate(&g, PPS_SCHED_1F1B, 2, 2, 1, NULL), 0);
-    CHECK(same(&s, &g));
+    CHECK(pps_schedule_equal(&s, &g));
     pps_schedule_release(&s);
     pps_schedule_release(&g);
 }

@@ -14,21 +14,6 @@ static void costs_init(struct pps_sim_costs *c, int p, double tw, double tcomm, 
     }
 }
 
-/* Whether a and b hold the same action lists (field by field: struct padding is no part). */
-static int same_lists(const struct pps_schedule *a, const struct pps_schedule *b)
-{
-    if (a->p != b->p || a->m != b->m || a->v != b->v)
-        return 0;
-    for (int s = 0; s <= a->p; s++)
-        if (a->start[s] != b->start[s])
-            return 0;
-    for (size_t i = 0; i < a->start[a->p]; i++)
-        if (a->actions[i].op != b->actions[i].op || a->actions[i].mb != b->actions[i].mb ||
-            a->actions[i].chunk != b->actions[i].chunk)
-            return 0;
-    return 1;
-}
-
 /* sched's simulated makespan under c; also checks it is a valid schedule. */
 static double makespan(const struct pps_schedule *sched, const struct pps_sim_costs *c)
 {
@@ -205,7 +190,7 @@ static void test_deterministic(void)
     costs_init(&c, 8, 0.5, 0.5, mult);
     CHECK_EQ_INT(pps_schedule_auto(&a, &c, 32, 10, &err), 0);
     CHECK_EQ_INT(pps_schedule_auto(&b, &c, 32, 10, &err), 0);
-    CHECK(same_lists(&a, &b));
+    CHECK(pps_schedule_equal(&a, &b));
     pps_schedule_release(&a);
     pps_schedule_release(&b);
     pps_sim_costs_release(&c);
@@ -222,7 +207,7 @@ static void test_generate_is_unit_costs_at_limit_p(void)
     CHECK_EQ_INT(pps_schedule_auto(&a, &c, 15, 6, &err), 0);
     CHECK_EQ_INT(pps_schedule_generate(&g, PPS_SCHED_ZB_AUTO, 6, 15, 1, &err), 0);
     CHECK_EQ_INT(g.kind, PPS_SCHED_ZB_AUTO);
-    CHECK(same_lists(&a, &g));
+    CHECK(pps_schedule_equal(&a, &g));
     pps_schedule_release(&g);
     CHECK_EQ_INT(pps_schedule_generate(&g, PPS_SCHED_ZB_AUTO, 6, 15, 2, &err), PPS_EINVAL);
     CHECK_STR_CONTAINS(err.msg, "v=1");
