@@ -383,11 +383,17 @@ static int bad_raw(struct reader *r, size_t i, int row, const char *what)
 /* The row raw action i is on. */
 static int row_of(const struct reader *r, size_t i)
 {
-    int row = 0;
+    int lo = 0, hi = r->src->n_rows - 1; /* raw_row[lo] <= i < raw_row[hi + 1] */
 
-    while (r->raw_row[row + 1] <= i)
-        row++;
-    return row;
+    while (lo < hi) {
+        int mid = lo + (hi - lo + 1) / 2;
+
+        if (r->raw_row[mid] <= i)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
 }
 
 /* p, v, m and the placement from the rows; each action's chunk into raw[].vs. */
