@@ -18,6 +18,7 @@
 static const char usage_text[] =
     "usage: ppscope run --schedule S[,S...] [-p P] [-m M] [-v V] [--backend cpu|cuda|emu]\n"
     "                   [--out RUN] [options]\n"
+    "       ppscope run --schedule-file F [--schedule S[,S...]] [--out RUN] [options]\n"
     "\n"
     "Runs a pipeline-parallel training job and traces every forward, backward, weight-gradient,\n"
     "send, receive, wait and optimizer step into RUN (read it with 'ppscope report RUN').\n"

@@ -44,6 +44,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: ppscope sim --schedule S[,S...] [-p P] [-m M] [-v V] [options]\n"
+            "       ppscope sim --schedule-file F [--schedule S[,S...]] [options]\n"
             "\n"
             "Simulates pipeline schedules: each stage runs its actions in order, each action as\n"
             "soon as its stage is free and its inputs have arrived. Prints the predicted\n"
