@@ -9,10 +9,16 @@
 #include "analysis_int.h"
 #include "whatif.h"
 
-/* Whether kind runs B and W as separate ops. */
-static int splits_bw(int kind)
+/* Whether w's schedule runs B and W as separate ops (a custom one: any of them). */
+static int splits_bw(const struct pps_whatif *w)
 {
-    return pps_sched_kind_split(kind);
+    if (w->kind < 0 && w->custom) {
+        for (size_t i = 0; i < w->custom->start[w->custom->p]; i++)
+            if (w->custom->actions[i].op == PPS_OP_B)
+                return 1;
+        return 0;
+    }
+    return pps_sched_kind_split(w->kind);
 }
 
 /* The stage of r that holds most activations, and how many. */
@@ -69,7 +75,7 @@ static void stage_cost(const struct pps_report *rep, const struct pps_whatif_opt
         f /= w->p, b /= w->p, wt /= w->p;
         o /= rep->p;
     }
-    if (rep->fused_bw && splits_bw(w->kind)) {
+    if (rep->fused_bw && splits_bw(w)) {
         wt = b * opts->w_share;
         b -= wt;
     }
@@ -79,7 +85,7 @@ static void stage_cost(const struct pps_report *rep, const struct pps_whatif_opt
      * chunk 1/v of the stage's cost. */
     per_op = o / rep->v * w->v;
     *tf = f + per_op;
-    if (splits_bw(w->kind)) {
+    if (splits_bw(w)) {
         *tb = b + per_op;
         *tw = wt + per_op;
     } else {
@@ -98,6 +104,12 @@ static void check_question(const struct pps_report *rep, const struct pps_whatif
     note[0] = '\0';
     if (!rep->have_prediction)
         snprintf(note, len, "%.200s", rep->prediction_note);
+    else if (w->kind < 0 && w->custom &&
+             (w->p != w->custom->p || w->m != w->custom->m || w->v != w->custom->v))
+        snprintf(note, len, "the schedule is of p=%d, m=%d, v=%d, not the p, m, v asked",
+                 w->custom->p, w->custom->m, w->custom->v);
+    else if (w->kind < 0 && w->custom)
+        ; /* a schedule of its own, validated by whoever read it */
     else if (w->kind < 0 || w->kind >= PPS_SCHED_KIND_COUNT)
         snprintf(note, len, "not a schedule this ppscope can simulate");
     else if (pps_schedule_check_params(w->kind, w->p, w->m, w->v, &perr) < 0)
@@ -124,7 +136,7 @@ int pps_whatif_predict(const struct pps_report *rep, const struct pps_whatif_opt
     check_question(rep, w, w->note, sizeof(w->note));
     if (w->note[0])
         return 0;
-    if (rep->fused_bw && splits_bw(w->kind))
+    if (rep->fused_bw && splits_bw(w))
         w->assumed |= PPS_WHATIF_ASSUMED_SPLIT;
     if (w->p != rep->p)
         w->assumed |= PPS_WHATIF_ASSUMED_P;
@@ -144,6 +156,10 @@ int pps_whatif_predict(const struct pps_report *rep, const struct pps_whatif_opt
     if (w->kind == PPS_SCHED_ZB_AUTO)
         rc = pps_schedule_auto(&sched, &costs, w->m, opts->mem_limit > 0 ? opts->mem_limit : w->p,
                                &perr);
+    else if (w->kind < 0)
+        rc = pps_schedule_copy(&sched, w->custom)
+                 ? pps_err_set(&perr, PPS_ENOMEM, "out of memory for the schedule")
+                 : 0;
     else
         rc = pps_schedule_generate(&sched, w->kind, w->p, w->m, w->v, &perr);
     if (rc < 0) {

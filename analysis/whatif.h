@@ -38,8 +38,10 @@ struct pps_whatif_opts {
 #define PPS_WHATIF_ASSUMED_M     0x4 /* another m, the batch kept */
 
 struct pps_whatif {
-    /* Asked: the schedule (enum pps_sched_kind) and its shape; v is 1 except for interleaved. */
+    /* Asked: the schedule (enum pps_sched_kind) and its shape; v is 1 except for interleaved.
+     * Or kind -1 and custom: that schedule (a schedule file's), of its own p, m and v. */
     int kind, p, m, v;
+    const struct pps_schedule *custom;
     /* Answered: ok = 0 and note says why when the shape does not fit the schedule, or the run
      * has no costs to replay (no prediction of its own: rep->prediction_note). */
     int ok;

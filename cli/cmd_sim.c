@@ -89,7 +89,8 @@ static void usage(FILE *f)
             "                      message time and optimizer step, replayed under the schedules\n"
             "                      (default: every one that fits) and -p, -m, -v asked (default:\n"
             "                      the run's), ranked by predicted iteration time against the\n"
-            "                      run's own schedule predicted from the same costs\n"
+            "                      run's own schedule predicted from the same costs; with\n"
+            "                      --schedule-file, that schedule too (alone, unless --schedule)\n"
             "      --w-share F     with --from: W's share of a fused BW for the schedules that\n"
             "                      split B and W, when the run did not (default 0.5)\n"
             "  -h, --help          show this help\n"
@@ -302,9 +303,6 @@ static int parse_args(struct sim_opts *o, int argc, char **argv)
     if (optind < argc)
         return pps_cli_usage_error("sim", "unexpected argument '%s'", argv[optind]);
     o->v_given = v_given;
-    if (o->from && o->sched_file)
-        return pps_cli_usage_error("sim", "--schedule-file and --from: the what-if replays the "
-                                          "run's costs under the built-in schedules only");
     if (o->csv + o->grid + o->json > 1)
         return pps_cli_usage_error("sim", "--csv, --grid and --json: one output at a time");
     if ((o->csv || o->grid) && (o->trace || o->from || o->actions))
@@ -664,8 +662,18 @@ int pps_cmd_sim(int argc, char **argv)
                                        .v = o.v_given ? o.v : 0,
                                        .w_share = o.w_share,
                                        .mem_limit = o.mem_limit,
-                                       .json = o.json};
-        return pps_sim_from(&fo);
+                                       .json = o.json,
+                                       .custom_file = o.sched_file};
+        struct pps_schedule custom = PPS_SCHEDULE_INIT;
+
+        /* A schedule file's, of its own shape: -p, -m and -v ask the named schedules'. */
+        if (o.sched_file && (rc = pps_cli_sched_file("sim", o.sched_file,
+                                                     o.json ? 0 : PPS_SCHED_FILE_NOTES, &custom)))
+            return rc;
+        fo.custom = o.sched_file ? &custom : NULL;
+        rc = pps_sim_from(&fo);
+        pps_schedule_release(&custom);
+        return rc;
     }
     memset(cases, 0, sizeof(cases));
     if (o.sched_file) {

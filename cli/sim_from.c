@@ -14,7 +14,7 @@
 #include "sim_from.h"
 #include "whatif.h"
 
-#define MAX_ROWS (PPS_SCHED_KIND_COUNT + 1)
+#define MAX_ROWS (PPS_SCHED_KIND_COUNT + 2) /* the run's own, a file's, every kind */
 
 struct row {
     struct pps_whatif w;
@@ -26,11 +26,12 @@ struct row {
 static int make_rows(const struct pps_sim_from_opts *o, const struct pps_report *rep,
                      struct row *rows, int *n, struct pps_err *err)
 {
-    static const int every[] = {PPS_SCHED_GPIPE, PPS_SCHED_1F1B, PPS_SCHED_INTERLEAVED,
-                                PPS_SCHED_ZB_H1, PPS_SCHED_ZB_H2, PPS_SCHED_ZB_V,
-                                PPS_SCHED_DUALPIPEV, PPS_SCHED_INTERLEAVED_ZB, PPS_SCHED_ZB_AUTO};
+    static const int every[] = {
+        PPS_SCHED_GPIPE,     PPS_SCHED_1F1B,           PPS_SCHED_INTERLEAVED,
+        PPS_SCHED_ZB_H1,     PPS_SCHED_ZB_H2,          PPS_SCHED_ZB_V,
+        PPS_SCHED_DUALPIPEV, PPS_SCHED_INTERLEAVED_ZB, PPS_SCHED_ZB_AUTO};
     const int *kinds = o->n_kinds ? o->kinds : every;
-    int n_kinds = o->n_kinds ? o->n_kinds : (int)(sizeof(every) / sizeof(every[0]));
+    int n_kinds = o->n_kinds ? o->n_kinds : o->custom ? 0 : (int)(sizeof(every) / sizeof(every[0]));
     struct pps_whatif_opts wo = {.w_share = o->w_share, .mem_limit = o->mem_limit};
     int rc;
 
@@ -39,6 +40,19 @@ static int make_rows(const struct pps_sim_from_opts *o, const struct pps_report 
     pps_whatif_baseline(rep, &rows[0].w);
     rows[0].baseline = 1;
     *n = 1;
+    if (o->custom) {
+        struct row *r = &rows[(*n)++];
+
+        memset(r, 0, sizeof(*r));
+        r->w.kind = -1;
+        r->w.custom = o->custom;
+        r->w.p = o->custom->p;
+        r->w.m = o->custom->m;
+        r->w.v = o->custom->v;
+        if ((rc = pps_whatif_predict(rep, &wo, &r->w, err)) < 0)
+            return rc;
+        pps_whatif_assumptions(rep, &wo, &r->w, r->assumed, sizeof(r->assumed));
+    }
     for (int k = 0; k < n_kinds && *n < MAX_ROWS; k++) {
         struct row *r = &rows[*n];
         int v = pps_sched_kind_v(kinds[k], o->v ? o->v : rep->v > 1 ? rep->v : 2);
@@ -78,6 +92,12 @@ static const char *kind_name(int kind)
     return kind >= 0 ? pps_sched_kind_name(kind) : "custom";
 }
 
+/* A row's schedule as printed: its kind's, "custom" (the run's own), "custom (file)". */
+static const char *row_name(const struct pps_whatif *w)
+{
+    return w->custom ? "custom (file)" : kind_name(w->kind);
+}
+
 static void print_text(const struct pps_sim_from_opts *o, const struct pps_run *run,
                        const struct pps_report *rep, const struct row *rows, int n,
                        const struct row *base)
@@ -98,7 +118,7 @@ static void print_text(const struct pps_sim_from_opts *o, const struct pps_run *
         const struct pps_whatif *w = &rows[i].w;
         char name[32];
 
-        snprintf(name, sizeof(name), "%s%s", kind_name(w->kind), rows[i].baseline ? " (run)" : "");
+        snprintf(name, sizeof(name), "%s%s", row_name(w), rows[i].baseline ? " (run)" : "");
         if (!w->ok) {
             printf("%-18s %5d %5d %3d  ", name, w->p, w->m, w->v);
             pps_text_put(stdout, w->note);
@@ -112,7 +132,7 @@ static void print_text(const struct pps_sim_from_opts *o, const struct pps_run *
     }
     for (int i = 0; i < n; i++)
         if (rows[i].assumed[0])
-            printf("assumed   %s: %s\n", kind_name(rows[i].w.kind), rows[i].assumed);
+            printf("assumed   %s: %s\n", row_name(&rows[i].w), rows[i].assumed);
     printf("iteration: %s; bubble: on the same\nterms; peak act: the fullest stage's live "
            "activations, in the run's microbatches through one stage\n",
            rep->postval ? "the steady period (post-validated: iterations back to back)"
@@ -120,12 +140,15 @@ static void print_text(const struct pps_sim_from_opts *o, const struct pps_run *
     (void)run;
 }
 
-static void json_row(struct pps_json *j, const struct row *r, const struct row *base)
+static void json_row(struct pps_json *j, const struct row *r, const struct row *base,
+                     const char *file)
 {
     const struct pps_whatif *w = &r->w;
 
     pps_json_begin_object(j, NULL);
     pps_json_string(j, "schedule", kind_name(w->kind));
+    if (w->custom)
+        pps_json_string(j, "schedule_file", file);
     pps_json_bool(j, "baseline", r->baseline);
     pps_json_int(j, "p", w->p);
     pps_json_int(j, "m", w->m);
@@ -158,7 +181,7 @@ static void print_json(const struct pps_sim_from_opts *o, const struct pps_repor
     pps_json_double(&j, "w_share", o->w_share);
     pps_json_begin_array(&j, "predictions");
     for (int i = 0; i < n; i++)
-        json_row(&j, &rows[i], base);
+        json_row(&j, &rows[i], base, o->custom_file);
     pps_json_end_array(&j);
     pps_json_end_object(&j);
     pps_json_finish(&j);

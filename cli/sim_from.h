@@ -10,6 +10,10 @@ struct pps_sim_from_opts {
     int p, m, v; /* 0: the run's own (v: 2 for interleaved where the run's is 1) */
     double w_share;
     int mem_limit; /* zb-auto's limit of live microbatches a stage; 0: p */
+    /* A schedule of the user's (--schedule-file), replayed first, of its own p, m and v; NULL
+     * for none. With it and no kinds, only it. */
+    const struct pps_schedule *custom;
+    const char *custom_file;
     int json;
 };
 

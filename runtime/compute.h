@@ -18,8 +18,9 @@
  * gradient, frees what W does not need and keeps the rest (pending W); backward_w(mb) accumulates
  * the weight gradients and frees the rest; backward_bw(mb) is both, bitwise the same as B then W.
  * Weight gradients accumulate over the microbatches of an iteration, in the order the W's run;
- * every schedule runs them in microbatch order on each chunk, so every schedule accumulates the
- * same sums in the same order as a single-process run.
+ * every built-in schedule runs them in microbatch order on each chunk, so it accumulates the
+ * same sums in the same order as a single-process run (a schedule from a file may not: the
+ * gradient check says so, run_grads.c).
  *
  * Errors: 0 or a negative PPS_E... code with a reason in err. A context belongs to one thread.
  */

@@ -129,7 +129,7 @@ expect_exit 2 sim --schedule-file "$T" && stderr_has "not a regular file"
 expect_exit 2 sim --schedule-file "$T/good.csv" -p 4 && stderr_has "holds p=3, m=4, v=1"
 expect_exit 2 run --schedule-file "$T/good.csv" -m 8 --no-trace && stderr_has "holds p=3, m=4, v=1"
 expect_exit 2 sim --schedule-file "$T/good.csv" -s zb-h1 --csv && stderr_has "--csv prints one schedule"
-expect_exit 2 sim --schedule-file "$T/good.csv" --from "$T" && stderr_has "--schedule-file and --from"
+expect_exit 2 sim --schedule-file "$T/none.csv" --from "$T" && stderr_has "none.csv: No such file"
 expect_exit 2 sim -s 1f1b --csv --json && stderr_has "one output at a time"
 
 # A hand-written schedule runs: its gradients are bitwise the single-process reference's, on
@@ -175,6 +175,14 @@ expect "$T/w.json" '.predictions[0].schedule' '"custom"'
 expect "$T/w.json" '.predictions[1].schedule' '"zb-h1"'
 expect "$T/w.json" '.predictions[0].iter_ns == .predictions[1].iter_ns and .predictions[0].iter_ns > 0' true
 expect "$T/c.json" '.prediction.iteration_ns' "$(jq -c '.predictions[0].iter_ns' "$T/w.json")"
+# The other way round: the zb-h1 run's costs replayed under the file's order (sim --from with
+# --schedule-file) predict what its own order does, to the nanosecond.
+"$PPS" sim --from "$T/ab/zb-h1" --schedule-file "$T/h1.csv" --json >"$T/w2.json" 2>"$T/err" ||
+    fail "sim --from with --schedule-file: $(cat "$T/err")"
+expect "$T/w2.json" '[.predictions[] | .schedule] | sort' '["custom","zb-h1"]'
+expect "$T/w2.json" '.predictions[] | select(.schedule == "custom") | .schedule_file' "\"$T/h1.csv\""
+expect "$T/w2.json" '[.predictions[] | select(.baseline) | .iter_ns] ==
+    [.predictions[] | select(.schedule == "custom") | .iter_ns]' true
 jq -e '(.bubble - .predicted_bubble | fabs) <= .verdict.tolerance' "$T/c.json" >/dev/null && ok ||
     fail "custom: measured $(jq .bubble "$T/c.json") vs predicted $(jq .predicted_bubble "$T/c.json") (tolerance $(jq .verdict.tolerance "$T/c.json"))"
 
