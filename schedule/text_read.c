@@ -338,24 +338,42 @@ static int grid_line(struct reader *r, char *s, int line, int *placement)
 /* ---- rows to a schedule -----------------------------------------------------------------------
  */
 
-/* Whether the first line that says something is the grid's. */
-static int looks_like_grid(const char *s, const char *end)
+/* The length of a UTF-8 byte order mark at the start of text (an editor's, before the first
+ * cell), or 0. */
+static size_t bom(const char *text, size_t len)
 {
-    while (s < end) {
-        const char *nl = memchr(s, '\n', (size_t)(end - s));
-        const char *e = nl ? nl : end;
-        char line[64], *t, *rest;
+    return len >= 3 && !memcmp(text, "\xef\xbb\xbf", 3) ? 3 : 0;
+}
+
+/* The end of the line that starts at s (before end): its first '\n' or '\r'; *next where the
+ * next line starts ("\r\n" is one end), NULL after the last. */
+static char *line_end(char *s, char *end, char **next)
+{
+    char *e = s;
+
+    while (e < end && *e != '\n' && *e != '\r')
+        e++;
+    *next = e >= end ? NULL : e + 1 + (e[0] == '\r' && e + 1 < end && e[1] == '\n');
+    return e;
+}
+
+/* Whether the first line that says something is the grid's. */
+static int looks_like_grid(const char *text, size_t len)
+{
+    const char *s = text + bom(text, len), *end = text + len;
+
+    while (s && s < end) {
+        char line[64], *t, *rest, *next;
+        const char *e = line_end((char *)s, (char *)end, &next);
         size_t n = (size_t)(e - s) < sizeof(line) - 1 ? (size_t)(e - s) : sizeof(line) - 1;
         long stage;
 
         memcpy(line, s, n);
-        if (n && line[n - 1] == '\r')
-            n--;
         t = trim(line, line + n);
         if (*t)
             return t[0] == '#' || !strncmp(t, "actions:", 8) || !strncmp(t, "placement:", 10) ||
                    grid_row_start(t, &stage, &rest);
-        s = e + (nl != NULL);
+        s = next;
     }
     return 0;
 }
@@ -564,7 +582,7 @@ int pps_schedule_read(struct pps_schedule *out, struct pps_sched_text *src, cons
     r.src = src;
     r.err = err;
     if (syntax == PPS_SYNTAX_AUTO)
-        syntax = looks_like_grid(text, text + len) ? PPS_SYNTAX_GRID : PPS_SYNTAX_CSV;
+        syntax = looks_like_grid(text, len) ? PPS_SYNTAX_GRID : PPS_SYNTAX_CSV;
     src->syntax = syntax;
     if (!(src->buf = malloc(len + 1))) {
         rc = oom(&r);
@@ -576,7 +594,8 @@ int pps_schedule_read(struct pps_schedule *out, struct pps_sched_text *src, cons
         rc = pps_err_set(err, PPS_EFORMAT, "a NUL byte: the text is no schedule (binary?)");
         goto out;
     }
-    /* Lines, "\n" or "\r\n"; CSV's blank lines at the end are no ranks. */
+    /* Lines end in "\n", "\r\n" or "\r", as Python's csv reads them; CSV's blank lines at the
+     * end are no ranks. */
     end = src->buf + len;
     while (end > src->buf &&
            (end[-1] == '\n' || end[-1] == '\r' || end[-1] == ' ' || end[-1] == '\t'))
@@ -586,13 +605,10 @@ int pps_schedule_read(struct pps_schedule *out, struct pps_sched_text *src, cons
         rc = pps_err_set(err, PPS_EFORMAT, "the text is empty: no schedule");
         goto out;
     }
-    for (s = src->buf; !rc && s <= end;) {
-        char *nl = memchr(s, '\n', (size_t)(end - s));
-        char *e = nl ? nl : end;
+    for (s = src->buf + bom(src->buf, len); !rc && s <= end;) {
+        char *next, *e = line_end(s, end, &next);
 
         line++;
-        if (e > s && e[-1] == '\r')
-            e[-1] = '\0', e--;
         *e = '\0';
         if (syntax == PPS_SYNTAX_CSV) {
             if (!(rc = add_row(&r, line)))
@@ -600,9 +616,9 @@ int pps_schedule_read(struct pps_schedule *out, struct pps_sched_text *src, cons
         } else {
             rc = grid_line(&r, trim(s, e), line, &placement);
         }
-        if (!nl)
+        if (!next)
             break;
-        s = nl + 1;
+        s = next;
     }
     if (!rc && src->n_rows > 0) {
         /* The ends of the last row (add_row keeps room for them). */

@@ -155,6 +155,18 @@ static void test_pytorch_dialects_read_alike(void)
     pps_schedule_release(&a);
     pps_schedule_release(&b);
 
+    /* An editor's byte order mark, and lines that end in a lone CR (Python's csv reads both). */
+    read_ok("\xef\xbb\xbf"
+            "0F0,0F1,,0I0,0W0,0I1,0W1\r,1F0,1I0,1F1,1I1,1W0,1W1\r",
+            PPS_SYNTAX_AUTO, &a, NULL);
+    CHECK(pps_schedule_equal(&want, &a));
+    pps_schedule_release(&a);
+    read_ok("\xef\xbb\xbf"
+            "s0: F0 F1 B0 W0 B1 W1\rs1: F0 B0 F1 B1 W0 W1\r",
+            PPS_SYNTAX_AUTO, &a, NULL);
+    CHECK(pps_schedule_equal(&want, &a));
+    pps_schedule_release(&a);
+
     /* Overlapped pairs as their actions in order; communication left out; quoted cells. */
     read_ok("0F0,0SEND_F0,,\"(0F1;0B0)OVERLAP_F_B\",0B1\r\n"
             "1RECV_F0,1F0,1B0,1UNSHARD,1F1,1B1, 1REDUCE_GRAD \r\n",
