@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "pps_config.h"
+#include "pps_hash.h"
 #include "run_int.h"
 
 #ifdef PPS_HAVE_MPI
@@ -197,6 +198,50 @@ static int close_tracer(struct pps_tracer **tr, int rank, const char *dir, int i
     return pps__run_loss_error(&loss, dir, iters, why, err);
 }
 
+/* The schedule's shape and lists, hashed field by field (struct padding is no part of it). */
+static uint64_t sched_hash(const struct pps_schedule *sc)
+{
+    int shape[4] = {sc->p, sc->m, sc->v, sc->placement};
+    uint64_t h = pps_fnv1a_more(PPS_FNV_OFFSET, shape, sizeof(shape));
+
+    for (size_t i = 0; i < sc->start[sc->p]; i++) {
+        uint32_t a[3] = {sc->actions[i].op, sc->actions[i].chunk, sc->actions[i].mb};
+
+        h = pps_fnv1a_more(h, a, sizeof(a));
+    }
+    for (int s = 0; s <= sc->p; s++) {
+        uint64_t at = sc->start[s];
+
+        h = pps_fnv1a_more(h, &at, sizeof(at));
+    }
+    return h;
+}
+
+/*
+ * A custom schedule is read from a file by every rank, each from its own path: on hosts that
+ * hold different copies the ranks would run different orders (and deadlock, or compute other
+ * gradients). Every rank compares its schedule with rank 0's; all refuse alike, naming the first
+ * rank that differs. Collective.
+ */
+static int same_custom_everywhere(const struct pps__run_sched *rs, int rank, struct pps_err *err)
+{
+    uint64_t mine = sched_hash(&rs->sched), first = mine;
+    int differs, lowest = INT_MAX;
+
+    if (MPI_Bcast(&first, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD) != MPI_SUCCESS)
+        return pps_err_set(err, PPS_EIO, "MPI_Bcast failed");
+    differs = mine != first ? rank : INT_MAX;
+    if (MPI_Allreduce(&differs, &lowest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS)
+        return pps_err_set(err, PPS_EIO, "MPI_Allreduce failed");
+    if (lowest != INT_MAX)
+        return pps_err_set(err, PPS_EINVAL,
+                           "%s: rank %d read another schedule than rank 0 (every rank reads the "
+                           "file from its own path: give each the same file)",
+                           rs->cfg->custom_file ? rs->cfg->custom_file : "the schedule file",
+                           lowest);
+    return 0;
+}
+
 static int run_one(const struct pps_run_config *c, int kind, int rank, struct pps_run_outcome *o,
                    struct pps_err *err)
 {
@@ -220,6 +265,8 @@ static int run_one(const struct pps_run_config *c, int kind, int rank, struct pp
         rc = pps_err_set(err, PPS_EIO, "MPI_Bcast failed");
         goto out;
     }
+    if (kind == PPS_RUN_CUSTOM && (rc = same_custom_everywhere(&rs, rank, err)))
+        goto out; /* the same on every rank */
     o->kind = kind;
     snprintf(o->dir, sizeof(o->dir), "%s", rs.dir);
     rc = pps_transport_mpi_new(NULL, rs.m, rs.nvs, &t, err);

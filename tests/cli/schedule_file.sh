@@ -143,11 +143,27 @@ run_pps run --schedule-file "$T/zbv.csv" --check-grads --layers 5 --partition 2,
 grep -q "^check-grads custom p=2 m=3 v=2 (threads): ok" "$T/out" && ok ||
     fail "check-grads zb-v from its CSV: $(cat "$T/out" "$T/err")"
 if command -v mpirun >/dev/null 2>&1; then
+    MPIRUN_CMD=$(command -v mpirun)
     mpi="mpirun -np 2 --oversubscribe"
     [ "$(id -u)" -eq 0 ] && mpi="$mpi --allow-run-as-root"
     $mpi "$PPS" run --schedule-file "$T/zbv.csv" --check-grads --layers 5 >"$T/out" 2>"$T/err"
     grep -q "^check-grads custom p=2 m=3 v=2 (mpi): ok" "$T/out" && ok ||
         fail "check-grads under MPI: $(cat "$T/out" "$T/err")"
+    # Every rank reads the file from its own path: ranks that read different schedules are
+    # refused, all of them, rank 0 naming the first that differs (Open MPI numbers each rank in
+    # OMPI_COMM_WORLD_RANK, which picks each rank's file here).
+    if "$MPIRUN_CMD" --version 2>/dev/null | grep -qi "open mpi"; then
+        "$PPS" sim -s 1f1b -p 2 -m 4 --csv >"$T/r0.csv"
+        "$PPS" sim -s gpipe -p 2 -m 4 --csv >"$T/r1.csv"
+        $mpi sh -c "exec \"$PPS\" run --schedule-file \"$T/r\$OMPI_COMM_WORLD_RANK.csv\" \
+            --check-grads --layers 2 --hidden 16 --seq-len 8 --microbatch-size 1" \
+            >"$T/out" 2>"$T/err"
+        rc=$?
+        if [ "$rc" -ne 0 ] && grep -q "r0.csv: rank 1 read another schedule than rank 0" "$T/err" &&
+            [ "$(grep -c "read another schedule" "$T/err")" -eq 1 ]; then ok; else
+            fail "ranks with different schedules: rc $rc $(cat "$T/err")"
+        fi
+    fi
 fi
 
 # It traces and reports like a built-in one: an emulated run of the file's zb-h1 order beside
