@@ -392,7 +392,7 @@ static int load_file(struct sim_opts *o, struct pps_schedule *sched)
     if (rc)
         return rc;
     if ((o->p_given && o->p != sched->p) || (o->m_given && o->m != sched->m) ||
-        (o->v_given && o->v != sched->v && o->n_kinds == 1 && !o->kinds_given)) {
+        (o->v_given && o->v != sched->v && !o->kinds_given)) {
         rc = pps_cli_usage_error("sim", "%s holds p=%d, m=%d, v=%d: -p, -m and -v may only say so",
                                  o->sched_file, sched->p, sched->m, sched->v);
         pps_schedule_release(sched);

@@ -17,7 +17,7 @@
 /*
  * Reads the schedule in the file at path into out (fresh; kind -1, "custom") and validates it.
  * Returns 0, or the exit code after saying why on stderr: "ppscope CMD: PATH: line 2, rank 1,
- * step 4: 1I3 comes before the microbatch's forward on this rank", then the rows around the cell
+ * step 4: 1I3 comes before the microbatch's forward", then the rows around the cell
  * with it marked. how: PPS_SCHED_FILE_* (0: the errors only).
  */
 int pps_cli_sched_file(const char *cmd, const char *path, int how, struct pps_schedule *out);

@@ -88,10 +88,10 @@ int pps_run_config_check(const struct pps_run_config *c, struct pps_err *err)
             if (c->kinds[j] == c->kinds[i])
                 return pps_err_set(err, PPS_EINVAL, "schedule %s is listed twice",
                                    pps_sched_kind_name(c->kinds[i]));
-        interleaved |= c->kinds[i] != PPS_RUN_CUSTOM && pps_sched_kind_v(c->kinds[i], c->v) > 1;
+        interleaved |= pps_run_config_v(c, c->kinds[i]) > 1;
     }
-    if (c->n_kinds == 1 && c->kinds[0] != PPS_RUN_CUSTOM &&
-        pps_sched_kind_placement(c->kinds[0]) == PPS_PLACE_V && c->v > 0 && c->v != 2)
+    if (c->n_kinds == 1 && pps_run_config_placement(c, c->kinds[0]) == PPS_PLACE_V && c->v > 0 &&
+        c->v != 2)
         return pps_err_set(err, PPS_EINVAL,
                            "v=%d: %s runs two chunks per stage (down the stages and back up)", c->v,
                            pps_sched_kind_name(c->kinds[0]));

@@ -10,6 +10,7 @@
  * tolerance far below what a wrong or missing microbatch moves a gradient by.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,8 +22,10 @@
  * of their terms' size, and one microbatch of m moves a gradient by about 1/m of it. */
 #define ORDER_TOLERANCE 1e-4
 
-void pps_run_grad_tensor(const struct pps_model_spec *s, size_t index, int *tensor, char *name,
-                         size_t len)
+/* The tensor that holds gradient index (the model's export order: embedding, each block's six,
+ * the final norm's two, the head): its number, its name and the index past its end. */
+static void tensor_at(const struct pps_model_spec *s, size_t index, int *tensor, size_t *end,
+                      char *name, size_t len)
 {
     size_t h = (size_t)s->hidden, inner = (size_t)s->mlp_ratio * h;
     const size_t block[6] = {h, h, h * inner, inner, inner * h, h};
@@ -32,6 +35,7 @@ void pps_run_grad_tensor(const struct pps_model_spec *s, size_t index, int *tens
 
     if (index < at) {
         *tensor = 0;
+        *end = at;
         snprintf(name, len, "embedding");
         return;
     }
@@ -40,6 +44,7 @@ void pps_run_grad_tensor(const struct pps_model_spec *s, size_t index, int *tens
             t++;
             if (index < at + block[k]) {
                 *tensor = t;
+                *end = at + block[k];
                 snprintf(name, len, "block %d %s", b, block_names[k]);
                 return;
             }
@@ -47,10 +52,21 @@ void pps_run_grad_tensor(const struct pps_model_spec *s, size_t index, int *tens
         }
     }
     *tensor = t + 1 + (index >= at + h) + (index >= at + 2 * h);
+    *end = index < at + h       ? at + h
+           : index < at + 2 * h ? at + 2 * h
+                                : SIZE_MAX; /* the head: the rest */
     snprintf(name, len, "%s",
              index < at + h       ? "final ln gamma"
              : index < at + 2 * h ? "final ln beta"
                                   : "head");
+}
+
+void pps_run_grad_tensor(const struct pps_model_spec *s, size_t index, int *tensor, char *name,
+                         size_t len)
+{
+    size_t end;
+
+    tensor_at(s, index, tensor, &end, name, len);
 }
 
 /*
@@ -87,30 +103,30 @@ static void order_note(const struct pps_schedule *sc, char *note, size_t len)
         }
 }
 
-/* The largest |got - want| over its tensor's largest |want| (the tensors of pps_run_grad_tensor),
- * over every gradient. */
+/* The largest |got - want| over its tensor's largest |want| (tensor_at's tensors), over every
+ * gradient: one pass a tensor. */
 static double max_rel_diff(const struct pps_model_spec *s, const float *got, const float *want,
                            size_t n)
 {
     double worst = 0;
 
-    for (size_t i = 0; i < n;) {
+    for (size_t i = 0, end; i < n; i = end) {
         char name[64];
-        int t, u;
-        size_t j = i;
+        int t;
         double top = 0;
 
-        pps_run_grad_tensor(s, i, &t, name, sizeof(name));
-        while (j < n && (pps_run_grad_tensor(s, j, &u, name, sizeof(name)), u == t))
-            top = fmax(top, fabs((double)want[j++]));
-        for (size_t k = i; k < j; k++) {
+        tensor_at(s, i, &t, &end, name, sizeof(name));
+        if (end > n)
+            end = n;
+        for (size_t k = i; k < end; k++)
+            top = fmax(top, fabs((double)want[k]));
+        for (size_t k = i; k < end; k++) {
             double d = fabs((double)got[k] - (double)want[k]);
             double r = top > 0 ? d / top : d > 0 ? INFINITY : 0;
 
             if (!(r <= worst)) /* NaN counts as the worst */
                 worst = isnan(r) ? INFINITY : r;
         }
-        i = j;
     }
     return worst;
 }

@@ -154,7 +154,7 @@ struct pps_sched_fault {
     long pos;
     struct pps_action action;
     /* What is wrong with the action, without the stage and step ("comes before the microbatch's
-     * F on this stage"; for a missing one, pos -1, what it is: "its forward"); NULL where err's
+     * forward"; for a missing one, pos -1, what it is: "its forward"); NULL where err's
      * sentence is the only one (a deadlock, a wrong count of stages). */
     const char *why;
     /* A deadlock: what the action waits for, from which stage: dep.op PPS_OP_F, or PPS_OP_B for
@@ -247,7 +247,7 @@ void pps_sched_text_release(struct pps_sched_text *src);
 /*
  * The fault f that pps_schedule_validate found in s, read from src, in the text's terms into buf
  * (like snprintf, returning the length the whole text needs): a line "line L, rank R, step S:
- * 1I3 comes before the microbatch's F on this stage" (the grid: "stage S" and its own notation),
+ * 1I3 comes before the microbatch's forward" (the grid: "stage S" and its own notation),
  * then the rows around the cell, the cell marked [1I3] (a missing action: its row marked
  * "<-- here"). msg is the validator's sentence, said where f has nothing more precise.
  */

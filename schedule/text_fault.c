@@ -71,14 +71,7 @@ static void headline(const struct pps_sched_text *src, const struct pps_schedule
     if (strcmp(text, act)) /* an overlapped pair, or a B of the releases before I */
         snprintf(act + strlen(act), sizeof(act) - strlen(act), " (in '%.20s')", text);
     if (f->why) {
-        size_t n = strlen(f->why), tail = strlen(" on this stage");
-
-        /* The validator's stage is the CSV's rank. */
-        if (src->syntax == PPS_SYNTAX_CSV && n > tail &&
-            !strcmp(f->why + n - tail, " on this stage"))
-            snprintf(out, len, "%s: %s %.*s on this rank", where, act, (int)(n - tail), f->why);
-        else
-            snprintf(out, len, "%s: %s %s", where, act, f->why);
+        snprintf(out, len, "%s: %s %s", where, act, f->why);
     } else if (f->dep_stage >= 0) {
         if (f->dep.op == PPS_OP_F)
             notation(src, sc, f->dep_stage, &f->dep, dep, sizeof(dep));

@@ -26,7 +26,7 @@ struct raw {
 struct reader {
     struct pps_sched_text *src;
     size_t n_cells, cap_cells;
-    size_t cap_rows;
+    size_t cap_rows, cap_lines;
     struct raw *raw;
     size_t n_raw, cap_raw;
     size_t *raw_row; /* n_rows + 1 offsets into raw */
@@ -52,10 +52,9 @@ static int add_cell(struct reader *r, const char *text)
 static int add_row(struct reader *r, int line)
 {
     struct pps_sched_text *src = r->src;
-    size_t cap = r->cap_rows;
 
     if (pps_grow((void **)&src->row, &r->cap_rows, (size_t)src->n_rows + 2, sizeof(*src->row)) ||
-        pps_grow((void **)&src->line, &cap, (size_t)src->n_rows + 2, sizeof(*src->line)) ||
+        pps_grow((void **)&src->line, &r->cap_lines, (size_t)src->n_rows + 2, sizeof(*src->line)) ||
         pps_grow((void **)&r->raw_row, &r->cap_raw_row, (size_t)src->n_rows + 2, sizeof(size_t)))
         return oom(r);
     src->row[src->n_rows] = r->n_cells;
@@ -113,7 +112,7 @@ static int read_count(const char **s, long *out)
     return n ? 0 : -1;
 }
 
-/* ---- PyTorch's pipeline-order CSV ------------------------------------------------------------ */
+/* ---- PyTorch's pipeline-order CSV -------------------------------------------------------- */
 
 /* PyTorch's actions that move data, not compute: a "compute_comms" dump has them. */
 static const char *const comm_types[] = {
@@ -233,8 +232,7 @@ static int csv_line(struct reader *r, char *s, char *end)
     }
 }
 
-/* ---- ppscope's grid ---------------------------------------------------------------------------
- */
+/* ---- ppscope's grid ---------------------------------------------------------------------- */
 
 #define GRID_EXPECT "read as a grid: F3, B3, W3, BW3; F3.1 for chunk 1"
 
@@ -335,8 +333,7 @@ static int grid_line(struct reader *r, char *s, int line, int *placement)
     }
 }
 
-/* ---- rows to a schedule -----------------------------------------------------------------------
- */
+/* ---- rows to a schedule ------------------------------------------------------------------ */
 
 /* The length of a UTF-8 byte order mark at the start of text (an editor's, before the first
  * cell), or 0. */
@@ -434,9 +431,7 @@ static int shape(struct reader *r, int grid_placement, struct pps_schedule *out)
             max_mb = r->raw[i].mb;
     }
     if (max_mb < 0)
-        return pps_err_set(r->err, PPS_EFORMAT,
-                           "no action in any row: the text holds no "
-                           "schedule");
+        return pps_err_set(r->err, PPS_EFORMAT, "no action in any row: the text holds no schedule");
     if (src->syntax == PPS_SYNTAX_GRID) {
         placement = grid_placement;
         v = max_vs + 1;
@@ -454,59 +449,49 @@ static int shape(struct reader *r, int grid_placement, struct pps_schedule *out)
                                "of the %d ranks (rows)",
                                max_vs, max_vs + 1, p);
         v = (max_vs + 1) / p;
-        /* A loop where every action fits one, else V where every action fits that. */
-        for (int pl = PPS_PLACE_LOOP; pl <= PPS_PLACE_V; pl++) {
-            size_t i = 0;
-            int row = 0, fits = pl == PPS_PLACE_LOOP || v == 2;
+        /* A loop where every action fits one, else V where every action fits that: the first
+         * action each does not hold, found in one pass. */
+        size_t no_loop = r->n_raw, no_v = v == 2 ? r->n_raw : 0, neither = r->n_raw;
+        int row = 0;
 
-            for (; fits && i < r->n_raw; i++) {
-                while (r->raw_row[row + 1] <= i)
-                    row++;
-                fits = csv_chunk(&r->raw[i], pl, p, row) >= 0;
-            }
-            if (fits) {
-                placement = pl;
-                break;
-            }
-            if (pl == PPS_PLACE_V || v != 2) {
-                char what[200];
+        for (size_t i = 0; i < r->n_raw; i++) {
+            int in_loop, in_v;
 
-                /* Name the first action in no placement's place. */
-                for (i = 0; i < r->n_raw; i++) {
-                    row = row_of(r, i);
-                    if (csv_chunk(&r->raw[i], PPS_PLACE_LOOP, p, row) < 0 &&
-                        (v != 2 || csv_chunk(&r->raw[i], PPS_PLACE_V, p, row) < 0))
-                        break;
-                }
-                if (i == r->n_raw) {
-                    /* Each cell fits one placement, but no placement fits them all: the first
-                     * cell only a V holds, and the first only a loop holds. */
-                    size_t j = 0;
-                    int jrow = 0;
-
-                    for (i = 0; csv_chunk(&r->raw[i], PPS_PLACE_LOOP, p, row_of(r, i)) >= 0; i++)
-                        ;
-                    while (csv_chunk(&r->raw[j], PPS_PLACE_V, p, row_of(r, j)) >= 0)
-                        j++;
-                    row = row_of(r, i);
-                    jrow = row_of(r, j);
-                    snprintf(what, sizeof(what),
-                             "is virtual stage %ld, where only a V puts it, and line %d's %.20s "
-                             "(rank %d) is where only a loop puts it: one placement holds all",
-                             r->raw[i].vs, src->line[jrow], src->cell[r->raw[j].cell], jrow);
-                } else if (v == 2)
-                    snprintf(what, sizeof(what),
-                             "is virtual stage %ld, which neither a loop (rank %ld: stage %% "
-                             "ranks) nor a V (rank %d holds %d and %ld) puts on rank %d",
-                             r->raw[i].vs, r->raw[i].vs % p, row, row, 2L * p - 1 - row, row);
-                else
-                    snprintf(what, sizeof(what),
-                             "is virtual stage %ld, which a loop puts on rank %ld (stage %% "
-                             "ranks), not on rank %d",
-                             r->raw[i].vs, r->raw[i].vs % p, row);
-                return bad_raw(r, i, row, what);
-            }
+            while (r->raw_row[row + 1] <= i)
+                row++;
+            in_loop = csv_chunk(&r->raw[i], PPS_PLACE_LOOP, p, row) >= 0;
+            in_v = v == 2 && csv_chunk(&r->raw[i], PPS_PLACE_V, p, row) >= 0;
+            if (!in_loop && no_loop == r->n_raw)
+                no_loop = i;
+            if (!in_v && no_v == r->n_raw)
+                no_v = i;
+            if (!in_loop && !in_v && neither == r->n_raw)
+                neither = i;
         }
+        if (no_loop < r->n_raw && no_v < r->n_raw) {
+            char what[200];
+            size_t i = neither < r->n_raw ? neither : no_loop;
+
+            row = row_of(r, i);
+            if (neither == r->n_raw) /* each fits one placement, none fits all */
+                snprintf(what, sizeof(what),
+                         "is virtual stage %ld, where only a V puts it, and line %d's %.20s "
+                         "(rank %d) is where only a loop puts it: one placement holds all",
+                         r->raw[i].vs, src->line[row_of(r, no_v)], src->cell[r->raw[no_v].cell],
+                         row_of(r, no_v));
+            else if (v == 2)
+                snprintf(what, sizeof(what),
+                         "is virtual stage %ld, which neither a loop (rank %ld: stage %% "
+                         "ranks) nor a V (rank %d holds %d and %ld) puts on rank %d",
+                         r->raw[i].vs, r->raw[i].vs % p, row, row, 2L * p - 1 - row, row);
+            else
+                snprintf(what, sizeof(what),
+                         "is virtual stage %ld, which a loop puts on rank %ld (stage %% "
+                         "ranks), not on rank %d",
+                         r->raw[i].vs, r->raw[i].vs % p, row);
+            return bad_raw(r, i, row, what);
+        }
+        placement = no_loop == r->n_raw ? PPS_PLACE_LOOP : PPS_PLACE_V;
     }
     if (v > MAX_V || max_mb + 1 > MAX_M || (long)p * v * (max_mb + 1) > MAX_CELLS)
         return pps_err_set(r->err, PPS_EFORMAT,

@@ -61,7 +61,7 @@ static int check_stage(const struct pps_schedule *sc, int s, unsigned char *seen
         case PPS_OP_B:
         case PPS_OP_BW:
             if (!(*f & SEEN_F))
-                why = "comes before the microbatch's forward on this stage";
+                why = "comes before the microbatch's forward";
             else if (*f & (SEEN_B | SEEN_BW))
                 why = "repeats the microbatch's backward";
             else if (*f & SEEN_W)
@@ -72,7 +72,7 @@ static int check_stage(const struct pps_schedule *sc, int s, unsigned char *seen
             if (*f & SEEN_BW)
                 why = "mixes a split W with the microbatch's fused backward";
             else if (!(*f & SEEN_B))
-                why = "comes before the microbatch's split backward on this stage";
+                why = "comes before the microbatch's split backward";
             else if (*f & SEEN_W)
                 why = "repeats the microbatch's W";
             *f |= SEEN_W;

@@ -285,12 +285,12 @@ static void test_a_fault_is_said_in_the_files_terms(void)
     /* CSV: the file's step (empty cells counted), its notation, the cell marked. */
     explain("0F0,0F1,,0I0,0W0,0I1,0W1\n,1I0,1F0,1F1,1I1,1W0,1W1\n",
             (const char *const[]){"line 2, rank 1, step 1: 1I0 comes before the microbatch's "
-                                  "forward on this rank\n",
+                                  "forward\n",
                                   "  rank 1: .   [1I0] 1F0", NULL});
     /* The old dialect's B beside its W is an I: said so, with the cell as written. */
     explain("0F0,0F1,,0W0,0B0,0B1,0W1\n,1F0,1B0,1F1,1B1,1W0,1W1\n",
             (const char *const[]){"line 1, rank 0, step 3: 0W0 comes before the microbatch's "
-                                  "split backward on this rank",
+                                  "split backward",
                                   NULL});
 }
 
