@@ -41,7 +41,9 @@ static const char usage_text[] =
     "                          emu: an EMULATED device, every op sleeps its modeled time and\n"
     "                          computes nothing\n"
     "      --transport T       threads: every stage a thread of this process (default);\n"
-    "                          mpi: one rank per stage under mpirun or srun (the default there)\n"
+    "                          mpi: one rank per stage under mpirun or srun (the default there);\n"
+    "                          nccl: as mpi, one GPU per rank, the messages through NCCL\n"
+    "                          (--backend cuda)\n"
     "      --iters N           training iterations (default 20)\n"
     "      --out RUN           the run directory to write; must not exist (or be empty)\n"
     "      --no-trace          trace nothing and write no run (--out not needed)\n"
@@ -349,11 +351,13 @@ static int parse_other(struct run_opts *o, int c, const char *flag, const char *
         }
         return pps_cli_usage_error("run", "--backend is cpu, cuda or emu, got '%s'", arg);
     case OPT_TRANSPORT:
-        if (!strcmp(arg, "threads") || !strcmp(arg, "mpi")) {
-            cfg->transport = !strcmp(arg, "mpi") ? PPS_TRANSPORT_MPI : PPS_TRANSPORT_THREADS;
+        if (!strcmp(arg, "threads") || !strcmp(arg, "mpi") || !strcmp(arg, "nccl")) {
+            cfg->transport = !strcmp(arg, "mpi")    ? PPS_TRANSPORT_MPI
+                             : !strcmp(arg, "nccl") ? PPS_TRANSPORT_NCCL
+                                                    : PPS_TRANSPORT_THREADS;
             return 0;
         }
-        return pps_cli_usage_error("run", "--transport is threads or mpi, got '%s'", arg);
+        return pps_cli_usage_error("run", "--transport is threads, mpi or nccl, got '%s'", arg);
     case OPT_OPTIMIZER:
         if ((cfg->optim_mode = pps_optim_mode_parse(arg)) >= 0)
             return 0;

@@ -1,6 +1,6 @@
 /*
- * cuda_backend.h - the cuda backend's state and functions, shared between its files and gathered into
- * the table pps__kernels_cuda by cuda_backend.c. Each pps__cuda_... math function is the entry
+ * cuda_backend.h - the cuda backend's state and functions, shared between its files and gathered
+ * into the table pps__kernels_cuda by cuda_backend.c. Each pps__cuda_... math function is the entry
  * of struct pps__kernels_ops of the same name (kernels_int.h): arguments are already checked,
  * sizes are > 0. Built only when the build has CUDA and cuBLAS (PPS_HAVE_CUDA, PPS_HAVE_CUBLAS).
  *
@@ -42,16 +42,13 @@ enum pps__cuda_check {
     PPS__CUDA_N_CHECKS
 };
 
-struct pps__cublas;
-
 struct pps__cuda {
     int device;
-    int device_set; /* cudaSetDevice(device) succeeded: the context may touch the device */
-    void *stream;   /* cudaStream_t: the context's stream; every call is queued on it */
-    int own_stream; /* the context created it (and destroys it) */
-    void *blas;     /* cublasHandle_t, bound to stream */
-    const struct pps__cublas *blas_fns; /* the process's cuBLAS (cuda_blas.h) */
-    void *blas_ws;                      /* cuBLAS's workspace for this stream (device) */
+    int device_set;   /* cudaSetDevice(device) succeeded: the context may touch the device */
+    void *stream;     /* cudaStream_t: the context's stream; every call is queued on it */
+    int own_stream;   /* the context created it (and destroys it) */
+    void *blas;       /* cublasHandle_t, bound to stream */
+    void *blas_ws;    /* cuBLAS's workspace for this stream (device) */
     double *scratch;  /* device: partial sums of the reductions, grown as needed */
     size_t scratch_n; /* doubles in scratch */
     void *host_out;   /* pinned host memory: what sumsq and nonfinite hand back */

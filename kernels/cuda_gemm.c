@@ -10,22 +10,23 @@
  * The handle is the context's, bound to its stream, with a workspace of its own (cuBLAS asks for
  * one per stream where results must not depend on which streams ran before), atomics off, and
  * the default math mode: IEEE FP32, no TF32 tensor cores unless PPS_CUDA_TF32=1 asks for them.
- * cuBLAS itself is loaded when the first context opens (cuda_blas.h).
+ * cuBLAS is linked into libppscope_cuda.so, the cuda backend's library (cuda_plugin.c).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include <cuda_runtime_api.h>
 
+#include <cublas_v2.h>
+
 #include "cuda_backend.h"
-#include "cuda_blas.h"
 
 /* cuBLAS's recommended workspace on Hopper (32 MiB); it is enough for every earlier GPU too. */
 #define BLAS_WORKSPACE (32u << 20)
 
-static const char *blas_name(const struct pps__cublas *blas, cublasStatus_t s)
+static const char *blas_name(cublasStatus_t s)
 {
-    const char *n = blas->GetStatusName(s);
+    const char *n = cublasGetStatusName(s);
     return n ? n : "unknown cuBLAS status";
 }
 
@@ -37,27 +38,22 @@ int pps__cuda_blas_open(struct pps_kernels *k, struct pps_err *err)
     cublasStatus_t s;
     cudaError_t e;
 
-    const struct pps__cublas *blas = pps__cublas_get(err);
-
-    if (!blas)
-        return PPS_EIO;
-    c->blas_fns = blas;
-    if ((s = blas->Create(&h)) != CUBLAS_STATUS_SUCCESS)
+    if ((s = cublasCreate(&h)) != CUBLAS_STATUS_SUCCESS)
         return pps_err_set(err, PPS_EIO, "cuda: cublasCreate on device %d: %s", c->device,
-                           blas_name(blas, s));
+                           blas_name(s));
     c->blas = h;
     if ((e = cudaMalloc(&c->blas_ws, BLAS_WORKSPACE)) != cudaSuccess)
         return pps_err_set(err, PPS_ENOMEM, "cuda: cuBLAS workspace (%u MiB) on device %d: %s",
                            BLAS_WORKSPACE >> 20, c->device, cudaGetErrorString(e));
-    if ((s = blas->SetStream(h, (cudaStream_t)c->stream)) != CUBLAS_STATUS_SUCCESS ||
-        (s = blas->SetWorkspace(h, c->blas_ws, BLAS_WORKSPACE)) != CUBLAS_STATUS_SUCCESS ||
-        (s = blas->SetAtomicsMode(h, CUBLAS_ATOMICS_NOT_ALLOWED)) != CUBLAS_STATUS_SUCCESS ||
-        (s = blas->SetPointerMode(h, CUBLAS_POINTER_MODE_HOST)) != CUBLAS_STATUS_SUCCESS ||
-        (s = blas->SetMathMode(h, tf32 && strcmp(tf32, "1") == 0 ? CUBLAS_TF32_TENSOR_OP_MATH
+    if ((s = cublasSetStream(h, (cudaStream_t)c->stream)) != CUBLAS_STATUS_SUCCESS ||
+        (s = cublasSetWorkspace(h, c->blas_ws, BLAS_WORKSPACE)) != CUBLAS_STATUS_SUCCESS ||
+        (s = cublasSetAtomicsMode(h, CUBLAS_ATOMICS_NOT_ALLOWED)) != CUBLAS_STATUS_SUCCESS ||
+        (s = cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST)) != CUBLAS_STATUS_SUCCESS ||
+        (s = cublasSetMathMode(h, tf32 && strcmp(tf32, "1") == 0 ? CUBLAS_TF32_TENSOR_OP_MATH
                                                                  : CUBLAS_DEFAULT_MATH)) !=
             CUBLAS_STATUS_SUCCESS)
         return pps_err_set(err, PPS_EIO, "cuda: setting up cuBLAS on device %d: %s", c->device,
-                           blas_name(blas, s));
+                           blas_name(s));
     return 0;
 }
 
@@ -65,7 +61,7 @@ void pps__cuda_blas_close(struct pps_kernels *k)
 {
     struct pps__cuda *c = pps__cuda_of(k);
     if (c->blas)
-        c->blas_fns->Destroy((cublasHandle_t)c->blas);
+        cublasDestroy((cublasHandle_t)c->blas);
     c->blas = NULL;
     cudaFree(c->blas_ws);
     c->blas_ws = NULL;
@@ -88,11 +84,11 @@ int pps__cuda_gemm(struct pps_kernels *k, int trans_a, int trans_b, int m, int n
                 "gemm");
         return beta == 1.0f ? 0 : pps__cuda_scale(k, (size_t)m * n, beta, c);
     }
-    s = cu->blas_fns->Sgemm((cublasHandle_t)cu->blas, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
-                            trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, kdim, &alpha, b,
-                            ldb > 0 ? ldb : 1, a, lda > 0 ? lda : 1, &beta, c, n);
+    s = cublasSgemm((cublasHandle_t)cu->blas, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+                    trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, kdim, &alpha, b, ldb > 0 ? ldb : 1,
+                    a, lda > 0 ? lda : 1, &beta, c, n);
     if (s != CUBLAS_STATUS_SUCCESS)
         return pps__kernels_fail(k, PPS_EIO, "gemm: cublasSgemm (%d x %d x %d): %s", m, n, kdim,
-                                 blas_name(cu->blas_fns, s));
+                                 blas_name(s));
     return 0;
 }

@@ -2,7 +2,6 @@
  * kernels.c - contexts: choosing a backend by name, opening and closing it, and the error that a
  * context keeps until pps_kernels_sync() reports it.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,16 +9,13 @@
 #include "kernels_int.h"
 #include "pps_config.h"
 
-/* The backends built in (one behind #ifdef PPS_HAVE_... joins the first list), and the names of
- * those that a build may lack, for a clear message when one is asked for. */
+/* The backends built in, the one this build loads from its library (cuda: cuda_load.c), and the
+ * names of those that a build may lack, for a clear message when one is asked for. */
 #if defined(PPS_HAVE_CUDA) && defined(PPS_HAVE_CUBLAS)
 #define HAVE_CUDA_BACKEND 1
 #endif
 static const struct pps__kernels_ops *const backends[] = {
     &pps__kernels_cpu,
-#ifdef HAVE_CUDA_BACKEND
-    &pps__kernels_cuda,
-#endif
 };
 static const struct {
     const char *name;
@@ -40,6 +36,25 @@ static void list_backends(char *buf, size_t len)
             break;
         used += (size_t)w;
     }
+#ifdef HAVE_CUDA_BACKEND
+    if (used < len)
+        snprintf(buf + used, len - used, ", cuda");
+#endif
+}
+
+/* The table of backend: built in, or loaded (NULL, with why, when its library does not load);
+ * NULL with why empty for a name this build does not know. */
+static const struct pps__kernels_ops *find_backend(const char *backend, char *why, size_t len)
+{
+    why[0] = '\0';
+    for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++)
+        if (strcmp(backends[i]->name, backend) == 0)
+            return backends[i];
+#ifdef HAVE_CUDA_BACKEND
+    if (strcmp(backend, "cuda") == 0)
+        return pps__kernels_cuda_load(why, len);
+#endif
+    return NULL;
 }
 
 /* Opens backend as part of parts (parts < 2: on its own). */
@@ -48,16 +63,16 @@ static int kernels_open(const char *backend, int part, int parts, struct pps_ker
 {
     const struct pps__kernels_ops *ops = NULL;
     struct pps_kernels *k = NULL;
-    char have[128];
+    char have[128], why[512];
     int rc;
 
     *out = NULL;
     list_backends(have, sizeof(have));
     if (!backend)
         return pps_err_set(err, PPS_EINVAL, "no kernels backend named (have: %s)", have);
-    for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++)
-        if (strcmp(backends[i]->name, backend) == 0)
-            ops = backends[i];
+    ops = find_backend(backend, why, sizeof(why));
+    if (!ops && why[0])
+        return pps_err_set(err, PPS_EIO, "%s: %s", backend, why);
     if (!ops) {
         for (size_t i = 0; optional_backends[i].name; i++)
             if (strcmp(optional_backends[i].name, backend) == 0)
@@ -121,14 +136,18 @@ const char *pps_kernels_backend(const struct pps_kernels *k)
 
 void pps_kernels_describe(const char *backend, char *buf, size_t len)
 {
+    const struct pps__kernels_ops *ops;
+    char why[512];
+
     if (!len)
         return;
-    for (size_t i = 0; backend && i < sizeof(backends) / sizeof(backends[0]); i++)
-        if (strcmp(backends[i]->name, backend) == 0) {
-            backends[i]->describe(buf, len);
-            return;
-        }
-    snprintf(buf, len, "%s (not in this build)", backend ? backend : "no backend");
+    ops = backend ? find_backend(backend, why, sizeof(why)) : NULL;
+    if (ops)
+        ops->describe(buf, len);
+    else if (backend && why[0])
+        snprintf(buf, len, "%s (%s)", backend, why);
+    else
+        snprintf(buf, len, "%s (not in this build)", backend ? backend : "no backend");
 }
 
 int pps_kernels_sync(struct pps_kernels *k, struct pps_err *err)
@@ -150,16 +169,4 @@ void pps_kernels_wait(struct pps_kernels *k)
 {
     if (k)
         k->ops->sync(k); /* records what it finds in k->err, which only sync clears */
-}
-
-int pps__kernels_fail(struct pps_kernels *k, int code, const char *fmt, ...)
-{
-    if (k->err.code == 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        k->err.code = code;
-        vsnprintf(k->err.msg, sizeof(k->err.msg), fmt, ap);
-        va_end(ap);
-    }
-    return code;
 }

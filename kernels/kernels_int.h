@@ -80,9 +80,19 @@ struct pps_kernels {
     struct pps_err err; /* the first error since the last sync; code 0 when none */
 };
 
-/* The backends this build has (cuda with CUDA and cuBLAS). */
+/* The backends: cpu, built in; cuda (with CUDA and cuBLAS), built into libppscope_cuda.so and
+ * loaded from it by pps__kernels_cuda_load(). */
 extern const struct pps__kernels_ops pps__kernels_cpu;
 extern const struct pps__kernels_ops pps__kernels_cuda;
+
+/* What the program and the library it loads must agree on: the layout of the table and of a
+ * context (a library from another build is refused rather than called). */
+#define PPS__KERNELS_ABI                                                                           \
+    ((unsigned)(1u << 24 | sizeof(struct pps__kernels_ops) << 12 | sizeof(struct pps_kernels)))
+
+/* The cuda table, from libppscope_cuda.so (common/pps_plugin.h), loaded once per process; NULL
+ * with why when it cannot be (its cuBLAS missing, another build's copy). */
+const struct pps__kernels_ops *pps__kernels_cuda_load(char *why, size_t len);
 
 /*
  * Records code and a printf-style reason as k's error unless one is already recorded (the first

@@ -72,6 +72,9 @@ int pps_run_config_check(const struct pps_run_config *c, struct pps_err *err)
     if (c->backend != PPS_BACKEND_CPU && c->backend != PPS_BACKEND_EMU &&
         c->backend != PPS_BACKEND_CUDA)
         return pps_err_set(err, PPS_EINVAL, "unknown backend %d", c->backend);
+    if (c->transport == PPS_TRANSPORT_NCCL && c->backend != PPS_BACKEND_CUDA)
+        return pps_err_set(err, PPS_EINVAL,
+                           "--transport nccl moves GPU buffers: it runs with --backend cuda");
     if (c->optim_mode != PPS_OPTIM_SYNC && c->optim_mode != PPS_OPTIM_POSTVAL)
         return pps_err_set(err, PPS_EINVAL, "unknown optimizer mode %d", c->optim_mode);
     for (int i = 0; i < c->n_kinds; i++) {
@@ -248,8 +251,9 @@ int pps_run(const struct pps_run_config *c, struct pps_run_result *res, struct p
                            "--transport threads runs every stage in one process, but a launcher "
                            "started %d of them: use --transport mpi, or run without the launcher",
                            world);
-    if (transport == PPS_TRANSPORT_MPI) {
-        snprintf(res->transport, sizeof(res->transport), "mpi");
+    if (transport == PPS_TRANSPORT_MPI || transport == PPS_TRANSPORT_NCCL) {
+        snprintf(res->transport, sizeof(res->transport), "%s",
+                 transport == PPS_TRANSPORT_NCCL ? "nccl" : "mpi");
         return pps__run_mpi(c, res, err);
     }
     snprintf(res->transport, sizeof(res->transport), "threads");

@@ -76,6 +76,7 @@ enum pps_run_transport {
     PPS_TRANSPORT_AUTO = 0, /* mpi under a launcher that started more than one rank, else threads */
     PPS_TRANSPORT_THREADS,
     PPS_TRANSPORT_MPI,
+    PPS_TRANSPORT_NCCL, /* one rank per GPU under MPI, the messages through NCCL (cuda only) */
 };
 
 struct pps_run_config {
@@ -160,7 +161,7 @@ struct pps_run_result {
     int world; /* processes in the job */
     int n;     /* schedules run */
     struct pps_run_outcome outcomes[PPS_RUN_MAX_SCHEDULES];
-    char transport[16]; /* "threads" or "mpi" */
+    char transport[16]; /* "threads", "mpi" or "nccl" */
     int mpi_finalize;   /* pps_run started MPI: pps_run_result_release() finalises it */
 };
 

@@ -242,6 +242,29 @@ static int same_custom_everywhere(const struct pps__run_sched *rs, int rank, str
     return 0;
 }
 
+/* Puts the NCCL transport on the MPI one (*t, which it takes), on this rank's GPU (its place among
+ * its node's ranks, modulo the node's GPUs), and has the kernels open theirs on the same one. */
+static int nccl_up(struct pps_transport **t, struct pps_err *err)
+{
+    MPI_Comm node;
+    int local = 0, device = 0, rc;
+    char buf[16];
+
+    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
+        MPI_SUCCESS) {
+        if (MPI_Comm_rank(node, &local) != MPI_SUCCESS)
+            local = 0;
+        MPI_Comm_free(&node);
+    }
+    rc = pps_transport_nccl_new(*t, local, &device, t, err);
+    if (rc)
+        return rc;
+    snprintf(buf, sizeof(buf), "%d", device);
+    if (setenv("PPS_CUDA_DEVICE", buf, 1) != 0)
+        return pps_err_set(err, PPS_ENOMEM, "out of memory for PPS_CUDA_DEVICE");
+    return 0;
+}
+
 static int run_one(const struct pps_run_config *c, int kind, int rank, struct pps_run_outcome *o,
                    struct pps_err *err)
 {
@@ -272,11 +295,18 @@ static int run_one(const struct pps_run_config *c, int kind, int rank, struct pp
     rc = pps_transport_mpi_new(NULL, rs.m, rs.nvs, &t, err);
     if (rc)
         goto out; /* collective: the tag-size check is the same on every rank */
+    if (c->transport == PPS_TRANSPORT_NCCL && (rc = nccl_up(&t, err))) {
+        /* No NCCL library or no GPU: the same on every rank. Anything else may be this rank's
+         * alone, with the others waiting for it in NCCL's set-up: end the job. */
+        if (rc != PPS_ENOENT)
+            rc = rank_failed(t, rc, err);
+        goto out;
+    }
     rc = pps__run_transport_wrap(&rs, &t, err);
     if (!rc)
         rc = pps__run_chunks_new(&rs, rank, chunks, err);
     if (!rc)
-        rc = pps__run_tracer_open(&rs, rank, 1, "mpi", &tr, err);
+        rc = pps__run_tracer_open(&rs, rank, 1, t->ops->name, &tr, err);
     if (!rc)
         rc = pps__run_chunks_trace(&rs, rank, chunks, tr, err);
     if (rc) {

@@ -2,10 +2,10 @@
  * transport.h - moving activations and gradients between pipeline stages.
  *
  * One interface, three implementations: threads (every stage a thread of one process; the
- * default, no launcher), mpi (one process per stage under mpirun or srun) and, later, nccl (GPU
- * buffers). The executor sends a stage's output to the next stage and its input gradient to the
- * previous one, and receives what its schedule's next action needs. docs/transports.md is the
- * guide; this header is the reference.
+ * default, no launcher), mpi (one process per stage under mpirun or srun) and nccl (one process
+ * per GPU under MPI, the messages through NCCL). The executor sends a stage's output to the next
+ * stage and its input gradient to the previous one, and receives what its schedule's next action
+ * needs. docs/transports.md is the guide; this header is the reference.
  *
  * Rules every transport keeps, so that any valid schedule runs without deadlock:
  *   - send never blocks on the receiver: the message is copied (or handed over) and the call
@@ -39,6 +39,7 @@ enum pps_msg_kind {
     PPS_MSG_ACT = 0,  /* activation, forward: virtual stage k -> k+1 */
     PPS_MSG_GRAD = 1, /* input gradient, backward: virtual stage k -> k-1 */
     PPS_MSG_CTRL = 2, /* control (optimizer validation, shutdown) */
+    PPS_MSG_META = 3, /* a transport's own bookkeeping on the transport it is built on (nccl) */
 };
 
 /* What a message of kind k carries, in words for messages ("activation"); "message" for a kind
@@ -52,6 +53,8 @@ static inline const char *pps_msg_kind_name(int kind)
         return "gradient";
     case PPS_MSG_CTRL:
         return "control";
+    case PPS_MSG_META:
+        return "transport note";
     }
     return "message";
 }
@@ -201,5 +204,36 @@ int pps_transport_mpi_new(const void *comm, int m, int vstages, struct pps_trans
  * Returns only when it cannot: PPS_EINVAL when t is not an MPI transport, PPS_EIO when MPI_Abort
  * returned. */
 int pps_transport_mpi_abort(struct pps_transport *t, const char *reason);
+
+/* ---- nccl: one process per GPU, the messages through NCCL ----------------------------------
+ *
+ * Built on an MPI transport (host, which it takes): one rank per stage and per GPU, as for mpi;
+ * the collectives, barrier and abort are host's, and so is a message a stage sends itself. A
+ * message to another stage goes through NCCL: a communicator of two ranks per direction between
+ * neighbouring stages (k and k+1 modulo p, the only pairs a schedule's messages join),
+ * bootstrapped by sending NCCL's unique ids over host, each with a send and a receive stream of
+ * its own on the GPU.
+ *
+ * NCCL matches a pair's messages in the order they are sent, not by tag, so the sender tells the
+ * receiver over host (a PPS_MSG_META note: the tag and the size) each message it queues, in
+ * order; the receiver posts NCCL receives in that order into buffers of its own and hands out
+ * the one asked for when it is asked, which keeps transport.h's rule that recv matches by tag.
+ *
+ * The executor's buffers are host memory (compute.h), so a send copies the message to the GPU and
+ * queues an ncclSend on its send stream, never waiting for the receiver (the device buffer is
+ * reused once the send's event has passed); a recv waits for the NCCL receive to land and copies
+ * it to the host. The time NCCL's kernels spend waiting for the peer is in the receive's WAIT
+ * span on the host, and in the device's NCCL kernels when CUPTI records them.
+ *
+ * The transport lives in libppscope_nccl.so (common/pps_plugin.h), which links NCCL and the
+ * CUDA runtime; without it, or in a build without NCCL, the constructor fails with PPS_ENOENT
+ * saying why. The GPU: PPS_CUDA_DEVICE where it is set (as for the kernels), else local_rank
+ * (this rank among those of its node) modulo the node's GPUs; *device_out receives it, for the
+ * kernels to open theirs on. NCCL refuses two ranks on one GPU: on one GPU, run the stages as
+ * threads (--transport threads). Every rank calls it (collective). On failure host is released
+ * too.
+ */
+int pps_transport_nccl_new(struct pps_transport *host, int local_rank, int *device_out,
+                           struct pps_transport **out, struct pps_err *err);
 
 #endif

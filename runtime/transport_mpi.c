@@ -114,7 +114,7 @@ static int encode(const struct pps__mpi *t, int peer, const char *what,
                            peer, t->base.p - 1);
     if (!tag)
         return pps_err_set(err, PPS_EINVAL, "mpi transport: no message tag");
-    if (tag->kind < PPS_MSG_ACT || tag->kind > PPS_MSG_CTRL)
+    if (tag->kind < PPS_MSG_ACT || tag->kind > PPS_MSG_META)
         return pps_err_set(err, PPS_EINVAL, "mpi transport: %d is not a message kind", tag->kind);
     if (tag->iter < 0 || tag->mb < 0 || tag->vstage < 0)
         return pps_err_set(err, PPS_EINVAL,

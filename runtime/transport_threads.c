@@ -27,7 +27,7 @@ static int check_tag(const struct pps_msg_tag *tag, struct pps_err *err)
 {
     if (!tag)
         return pps_err_set(err, PPS_EINVAL, "threads transport: no message tag");
-    if (tag->kind < PPS_MSG_ACT || tag->kind > PPS_MSG_CTRL)
+    if (tag->kind < PPS_MSG_ACT || tag->kind > PPS_MSG_META)
         return pps_err_set(err, PPS_EINVAL, "threads transport: %d is not a message kind",
                            tag->kind);
     if (tag->iter < 0 || tag->mb < 0 || tag->vstage < 0)

@@ -49,3 +49,7 @@ set_tests_properties(run_check_grads_mpi PROPERTIES LABELS mpi SKIP_RETURN_CODE 
 # one-line refusal (exit 2), then skipped (77).
 pps_cli_test(run_cuda)
 set_tests_properties(run_cuda PROPERTIES LABELS "cli;gpu")
+# gpu_libraries: what the CUDA libraries (libppscope_cuda.so, libppscope_nccl.so) link and export,
+# and that ppscope links none of them; no GPU needed.
+pps_cli_test(gpu_libraries)
+set_tests_properties(gpu_libraries PROPERTIES LABELS "cli;build")

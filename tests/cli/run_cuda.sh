@@ -12,12 +12,21 @@ set -u
 cli_init run_cuda "$1"
 
 small="-p 2 -m 4 --layers 4 --hidden 64 --iters 2"
+
+# --transport nccl carries GPU buffers: refused on cpu, with or without a GPU.
+expect_exit 2 run --transport nccl --backend cpu $small --no-trace
+stderr_has "--transport nccl moves GPU buffers: it runs with --backend cuda"
 run_pps run --backend cuda $small --no-trace
 if [ "$rc" -ne 0 ]; then
     expect_exit 2 run --backend cuda $small --no-trace
     grep -Eq "^ppscope run: (cuda: no CUDA device|cuda: no usable NVIDIA driver|kernels backend 'cuda' is not in this build)" \
         "$T/err" || fail "no GPU, but not said so: $(cat "$T/err")"
     expect_exit 2 run --backend cuda $small --check-grads
+    # The NCCL transport on one stage (no launcher needed) loads its library and finds no GPU.
+    expect_exit 2 run --backend cuda --transport nccl -p 1 -m 2 --layers 2 --hidden 64 --iters 1 \
+        --no-trace
+    grep -Eq "^ppscope run: (nccl transport: no CUDA device|--transport nccl: ppscope was built without NCCL)" \
+        "$T/err" || fail "--transport nccl without a GPU, not said so: $(cat "$T/err")"
     echo "no GPU here ($(cat "$T/err")): checked the refusal only"
     echo "$cli_passed passed, $cli_failed failed"
     [ "$cli_failed" -eq 0 ] || exit 1

@@ -136,7 +136,7 @@ static void test_tag_limits(void)
     struct pps_msg_tag big_mb = tag_of(PPS_MSG_ACT, 0, RUN_M, 0);
     struct pps_msg_tag big_vs = tag_of(PPS_MSG_GRAD, 0, 0, RUN_VSTAGES);
     struct pps_msg_tag neg = tag_of(PPS_MSG_ACT, -1, 0, 0);
-    struct pps_msg_tag kind = tag_of(3, 0, 0, 0);
+    struct pps_msg_tag kind = tag_of(4, 0, 0, 0); /* past PPS_MSG_META: beyond its 2 bits */
     CHECK_EQ_INT(t->ops->send(t, 0, &big_mb, &b, 1, &err), PPS_EINVAL);
     CHECK_STR_CONTAINS(err.msg, "outside the run's m=128, vstages=16");
     CHECK_EQ_INT(t->ops->send(t, 0, &big_vs, &b, 1, &err), PPS_EINVAL);
