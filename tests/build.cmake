@@ -24,3 +24,8 @@ set_tests_properties(test_list_missing PROPERTIES
 add_test(NAME run_builtin_text COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/run_builtin_text.sh
                                        $<TARGET_FILE:ppscope> ${PROJECT_SOURCE_DIR})
 set_tests_properties(run_builtin_text PROPERTIES LABELS cli SKIP_RETURN_CODE 77)
+
+# tests/gpu/device-check.sh's dry run: every step listed, none run, exit 77 (issue 10).
+add_test(NAME device_check_dry COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/device_check_dry.sh
+                                       ${PROJECT_SOURCE_DIR})
+set_tests_properties(device_check_dry PROPERTIES LABELS build)

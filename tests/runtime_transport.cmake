@@ -28,3 +28,15 @@ foreach(_case peer_exit peer_abort)
   set_tests_properties(transport_mpi_${_case} PROPERTIES LABELS mpi SKIP_RETURN_CODE 77
                                                          TIMEOUT 180 PROCESSORS 2)
 endforeach()
+
+# nccl: runtime/transport_nccl.c compiled against a model of NCCL's point-to-point calls on host
+# memory (unit/fake_nccl: in-order matching per communicator, a send's buffer read when it pairs),
+# on the threads transport: the transport's own logic, in every build, GPU or not. NCCL itself
+# runs in tests/gpu/device-check.sh.
+add_executable(test_transport_nccl unit/test_transport_nccl.c unit/fake_nccl/fake_nccl.c
+                                   ${PROJECT_SOURCE_DIR}/runtime/transport_nccl.c)
+target_include_directories(test_transport_nccl BEFORE PRIVATE
+                           ${CMAKE_CURRENT_SOURCE_DIR}/unit/fake_nccl ${CMAKE_CURRENT_SOURCE_DIR})
+target_link_libraries(test_transport_nccl PRIVATE pps_runtime pps_common m Threads::Threads)
+add_test(NAME test_transport_nccl COMMAND test_transport_nccl)
+set_tests_properties(test_transport_nccl PROPERTIES LABELS "unit;asan" SKIP_RETURN_CODE 77 TIMEOUT 60)

@@ -7,24 +7,42 @@
 # What it covers today: the cuda kernels backend (against cpu, and bitwise run to run);
 # `ppscope run --backend cuda` with --check-grads (each stage a thread with its own stream on the
 # whole GPU, as the single-stream reference); traced runs with each stage on its own SM
-# partition (green contexts) and CUPTI's device spans, and one 1f1b run sharing the SMs, compared.
-# Exit 0 when every step passed, 1 otherwise.
+# partition (green contexts) and CUPTI's device spans, and one 1f1b run sharing the SMs, compared;
+# the NCCL transport under mpirun with --check-grads where the machine has two GPUs or more (on
+# one, the refusal NCCL gives two ranks on one GPU). Exit 0 when every step passed, 1 otherwise.
+# --dry-run, or no GPU: prints each step it would run, runs none, and exits 77.
 #
-# usage: tests/gpu/device-check.sh [BUILD_DIR]
+# usage: tests/gpu/device-check.sh [--dry-run] [BUILD_DIR]
 set -u
 
+dry=0
+if [ "${1:-}" = --dry-run ]; then
+    dry=1
+    shift
+fi
 here=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$here/build-gpu}
 out=${OUT:-$PWD/device-check-out}
-mkdir -p "$out"
 log=$out/summary.txt
-: >"$log"
 failed=0
 
-say() { echo "$*" | tee -a "$log"; }
+if [ "$dry" -eq 0 ] && { ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; }; then
+    echo "device-check: no GPU here (nvidia-smi finds none); what it would run on one:"
+    dry=1
+fi
+if [ "$dry" -eq 0 ]; then
+    mkdir -p "$out"
+    : >"$log"
+fi
+
+say() { if [ "$dry" -eq 0 ]; then echo "$*" | tee -a "$log"; fi; }
 step() {
     name=$1
     shift
+    if [ "$dry" -eq 1 ]; then
+        echo "  $name: $*"
+        return 0
+    fi
     start=$(date +%s)
     if "$@" >"$out/$name.log" 2>&1; then
         say "ok    $name ($(($(date +%s) - start)) s)"
@@ -35,12 +53,12 @@ step() {
     fi
 }
 
-if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
-    echo "device-check: no GPU here (nvidia-smi finds none)" >&2
-    exit 77
+gpus=2 # what the dry run shows: the steps of a machine with two
+if [ "$dry" -eq 0 ]; then
+    nvidia-smi -L | tee -a "$log"
+    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee -a "$log"
+    gpus=$(nvidia-smi -L | grep -c '^GPU')
 fi
-nvidia-smi -L | tee -a "$log"
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee -a "$log"
 
 jobs=$(nproc 2>/dev/null || echo 4)
 # Warnings are not errors here: another machine's compiler may warn where this one does not, and
@@ -71,8 +89,26 @@ step report-1f1b-shared sh -c "'$PPS' report '$out/run-1f1b-shared' >'$out/repor
 step compare-partition sh -c "'$PPS' compare '$out/run-1f1b' '$out/run-1f1b-shared' >'$out/compare-partition.txt'"
 step merge sh -c "for s in 1f1b zb-h1 zb-h2 interleaved; do
     '$PPS' merge '$out/run-'\$s -o '$out/run-'\$s'.db' || exit 1; done"
-for s in 1f1b zb-h1 zb-h2 interleaved 1f1b-shared; do
-    [ -f "$out/report-$s.txt" ] && grep -E "^(bubble|iteration|steady|theory|verdict)" \
+
+# The NCCL transport: one rank per GPU under mpirun. With two GPUs or more, the gradient check
+# through it (bitwise, as under MPI) and a traced run; with one, NCCL refuses two ranks on it, and
+# the run must say so and end (within the timeout), not hang.
+mpi="mpirun -np 2"
+[ "$(id -u)" -eq 0 ] && mpi="$mpi --allow-run-as-root"
+if [ "$gpus" -ge 2 ]; then
+    step nccl-check-grads timeout 300 $mpi "$PPS" run --backend cuda --transport nccl -s 1f1b,zb-h1 \
+        -p 2 -m 8 --layers 8 --hidden 256 --iters 1 --check-grads
+    step nccl-run-1f1b timeout 300 $mpi "$PPS" run --backend cuda --transport nccl -s 1f1b -p 2 \
+        -m 8 $model --iters 6 --quiet --out "$out/run-nccl-1f1b"
+    step report-nccl-1f1b sh -c "'$PPS' report '$out/run-nccl-1f1b' >'$out/report-nccl-1f1b.txt'"
+else
+    step nccl-one-gpu-refused sh -c "! timeout 120 $mpi '$PPS' run --backend cuda --transport nccl \
+        -s 1f1b -p 2 -m 4 --layers 2 --hidden 64 --iters 1 --no-trace && echo refused as expected"
+fi
+
+[ "$dry" -eq 1 ] && exit 77
+for s in 1f1b zb-h1 zb-h2 interleaved 1f1b-shared nccl-1f1b; do
+    [ -f "$out/report-$s.txt" ] && grep -E "^(bubble|iteration|steady|theory|verdict|device)" \
         "$out/report-$s.txt" | sed "s/^/$s: /" | tee -a "$log"
 done
 [ "$failed" -eq 0 ] && say "device-check: all passed" || say "device-check: FAILED"
