@@ -167,7 +167,7 @@ static void edges_body(struct stage *st)
     struct pps_msg_tag a = tag(PPS_MSG_ACT, 0, 1, 1), b = tag(PPS_MSG_ACT, 0, 2, 1);
     struct pps_msg_tag self = tag(PPS_MSG_ACT, 0, 0, 2);
     struct pps_err err = {0};
-    float x[64] = {0};
+    float x[256] = {0}; /* n_of(mb) floats for every mb used here */
 
     if (st->stage == 0) {
         CHECK_EQ_INT(t->ops->send(t, 2, &a, x, 8, &err), PPS_EINVAL);
