@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "pps_config.h"
+#include "pps_dl.h"
 
 /* Opens file ("libppscope_cuda.so") with RTLD_NOW | RTLD_LOCAL, or returns NULL with why (the
  * dlerror() of the copy that exists, or the places looked in). */
@@ -63,5 +64,28 @@ static inline void *pps_plugin_open(const char *file, char *why, size_t len)
              dirs[3] ? dirs[3] : "");
     return NULL;
 }
+
+/*
+ * Loads file and calls its one exported function, entry (declared in the library's header: the
+ * compiler checks get against it), as get(abi) into result; the library stays loaded. On failure
+ * result is NULL and why_not (a char array) says why: the library missing or not loading, or not
+ * this build's (no entry, or entry refusing abi: another layout of what the two share).
+ */
+#define PPS_PLUGIN_LOAD(file, get, entry, abi, result, why_not)                                    \
+    do {                                                                                           \
+        const char *missing_ = NULL;                                                               \
+        void *lib_ = pps_plugin_open((file), (why_not), sizeof(why_not));                          \
+        (result) = NULL;                                                                           \
+        if (lib_) {                                                                                \
+            PPS_DL_FIND(lib_, get, entry, &missing_);                                              \
+            (result) = (get) ? (get)(abi) : NULL;                                                  \
+            if (!(result)) {                                                                       \
+                snprintf((why_not), sizeof(why_not),                                               \
+                         "%s is not this build's (%s): rebuild or reinstall ppscope", (file),      \
+                         missing_ ? "no " #entry : "another layout of what they share");           \
+                dlclose(lib_);                                                                     \
+            }                                                                                      \
+        }                                                                                          \
+    } while (0)
 
 #endif

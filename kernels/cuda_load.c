@@ -7,7 +7,6 @@
 #include <stdio.h>
 
 #include "kernels_int.h"
-#include "pps_dl.h"
 #include "cuda_plugin.h"
 #include "pps_plugin.h"
 
@@ -18,19 +17,8 @@ static char why_not[512];
 static void load(void)
 {
     const struct pps__kernels_ops *(*get)(unsigned abi) = NULL;
-    const char *missing = NULL;
-    void *lib = pps_plugin_open("libppscope_cuda.so", why_not, sizeof(why_not));
-
-    if (!lib)
-        return;
-    PPS_DL_FIND(lib, get, pps_cuda_plugin_kernels, &missing);
-    table = get ? get(PPS__KERNELS_ABI) : NULL;
-    if (!table) {
-        snprintf(why_not, sizeof(why_not),
-                 "libppscope_cuda.so is not this build's (%s): rebuild or reinstall ppscope",
-                 missing ? "no pps_cuda_plugin_kernels" : "another layout of its table");
-        dlclose(lib);
-    }
+    PPS_PLUGIN_LOAD("libppscope_cuda.so", get, pps_cuda_plugin_kernels, PPS__KERNELS_ABI, table,
+                    why_not);
 }
 
 const struct pps__kernels_ops *pps__kernels_cuda_load(char *why, size_t len)

@@ -73,8 +73,9 @@ int pps_run_config_check(const struct pps_run_config *c, struct pps_err *err)
         c->backend != PPS_BACKEND_CUDA)
         return pps_err_set(err, PPS_EINVAL, "unknown backend %d", c->backend);
     if (c->transport == PPS_TRANSPORT_NCCL && c->backend != PPS_BACKEND_CUDA)
-        return pps_err_set(err, PPS_EINVAL,
-                           "--transport nccl moves GPU buffers: it runs with --backend cuda");
+        return pps_err_set(
+            err, PPS_EINVAL,
+            "--transport nccl sends between GPUs through NCCL: it runs with --backend cuda");
     if (c->optim_mode != PPS_OPTIM_SYNC && c->optim_mode != PPS_OPTIM_POSTVAL)
         return pps_err_set(err, PPS_EINVAL, "unknown optimizer mode %d", c->optim_mode);
     for (int i = 0; i < c->n_kinds; i++) {

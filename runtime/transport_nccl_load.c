@@ -10,7 +10,6 @@
 #include "transport.h"
 
 #ifdef PPS_HAVE_NCCL
-#include "pps_dl.h"
 #include "pps_plugin.h"
 #include "transport_nccl_plugin.h"
 
@@ -21,19 +20,8 @@ static char why_not[512];
 static void load(void)
 {
     const struct pps__nccl_plugin *(*get)(unsigned abi) = NULL;
-    const char *missing = NULL;
-    void *lib = pps_plugin_open("libppscope_nccl.so", why_not, sizeof(why_not));
-
-    if (!lib)
-        return;
-    PPS_DL_FIND(lib, get, pps_nccl_plugin, &missing);
-    plugin = get ? get(PPS__NCCL_PLUGIN_ABI) : NULL;
-    if (!plugin) {
-        snprintf(why_not, sizeof(why_not),
-                 "libppscope_nccl.so is not this build's (%s): rebuild or reinstall ppscope",
-                 missing ? "no pps_nccl_plugin" : "another layout of the transport");
-        dlclose(lib);
-    }
+    PPS_PLUGIN_LOAD("libppscope_nccl.so", get, pps_nccl_plugin, PPS__NCCL_PLUGIN_ABI, plugin,
+                    why_not);
 }
 #endif
 

@@ -13,9 +13,9 @@ cli_init run_cuda "$1"
 
 small="-p 2 -m 4 --layers 4 --hidden 64 --iters 2"
 
-# --transport nccl carries GPU buffers: refused on cpu, with or without a GPU.
+# --transport nccl sends between GPUs: refused on cpu, with or without a GPU.
 expect_exit 2 run --transport nccl --backend cpu $small --no-trace
-stderr_has "--transport nccl moves GPU buffers: it runs with --backend cuda"
+stderr_has "--transport nccl sends between GPUs through NCCL: it runs with --backend cuda"
 run_pps run --backend cuda $small --no-trace
 if [ "$rc" -ne 0 ]; then
     expect_exit 2 run --backend cuda $small --no-trace
