@@ -13,7 +13,7 @@ struct command {
 };
 
 static const struct command commands[] = {
-    {"run", pps_cmd_run, "run a pipeline (cpu, or an emulated device) and trace it"},
+    {"run", pps_cmd_run, "run a pipeline (cpu, cuda, or an emulated device) and trace it"},
     {"sim", pps_cmd_sim, "simulate a schedule: predicted timeline, bubble, memory"},
     {"report", pps_cmd_report, "per-stage busy/idle and the bubble of a run, beside the theory"},
     {"merge", pps_cmd_merge, "merge a run's per-rank shards into one portable file"},

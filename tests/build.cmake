@@ -29,3 +29,9 @@ set_tests_properties(run_builtin_text PROPERTIES LABELS cli SKIP_RETURN_CODE 77)
 add_test(NAME device_check_dry COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/device_check_dry.sh
                                        ${PROJECT_SOURCE_DIR})
 set_tests_properties(device_check_dry PROPERTIES LABELS build)
+
+# tests/gpu/device-check.sh --rehearse: the whole script on cpu with a small model on this build
+# (its steps, figures and what OUT gets), so that it works the first time a GPU is lent.
+add_test(NAME device_check_rehearse COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/device_check_rehearse.sh
+                                            ${PROJECT_SOURCE_DIR} $<TARGET_FILE_DIR:ppscope>)
+set_tests_properties(device_check_rehearse PROPERTIES LABELS cli)

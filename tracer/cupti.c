@@ -157,8 +157,14 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 static int load(struct pps_err *err)
 {
     const char *missing = NULL;
-    /* The build's major release only: records of another CUPTI have other layouts. */
-    static const char *const sonames[] = {PPS_CUPTI_SONAME};
+    /* The build's major release only: records of another CUPTI have other layouts. By name
+     * (the loader's path, LD_LIBRARY_PATH), then in the toolkit the build found it in. */
+    static const char *const sonames[] = {
+        PPS_CUPTI_SONAME,
+#ifdef PPS_CUPTI_DIR
+        PPS_CUPTI_DIR "/" PPS_CUPTI_SONAME,
+#endif
+    };
 
     if (cu.loaded)
         return 0;
@@ -166,8 +172,14 @@ static int load(struct pps_err *err)
         cu.fns.lib = dlopen(sonames[i], RTLD_NOW | RTLD_LOCAL);
     if (!cu.fns.lib) {
         const char *e = dlerror();
-        return pps_err_set(err, PPS_ENOENT, "device activity: cannot load CUPTI (%s): %s",
-                           PPS_CUPTI_SONAME, e ? e : "not found");
+        return pps_err_set(err, PPS_ENOENT, "device activity: cannot load CUPTI (%s%s): %s",
+                           PPS_CUPTI_SONAME,
+#ifdef PPS_CUPTI_DIR
+                           ", nor from " PPS_CUPTI_DIR,
+#else
+                           "",
+#endif
+                           e ? e : "not found");
     }
     PPS_DL_FIND(cu.fns.lib, cu.fns.Enable, cuptiActivityEnable, &missing);
     PPS_DL_FIND(cu.fns.lib, cu.fns.Disable, cuptiActivityDisable, &missing);

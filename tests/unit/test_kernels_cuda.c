@@ -241,6 +241,10 @@ static void run_all(struct pps_kernels *k, const struct inputs *in, struct outs 
     kx_close(k);
 }
 
+/* Below this a cpu value's relative error is left out of the printed figure (its absolute error
+ * is in it): a difference of rounding over a value near zero is no measure of the call. */
+#define REL_FLOOR 1e-6
+
 /* The number of outputs of os that differ from ref's beyond their tolerance (bits: exactly). */
 static int differ(const struct outs *got, const struct outs *ref, int bits)
 {
@@ -257,6 +261,7 @@ static int differ(const struct outs *got, const struct outs *ref, int bits)
             }
             continue;
         }
+        double max_rel = 0, max_abs = 0;
         for (size_t j = 0; j < g->n; j++) {
             double want = value(r, j), err = fabs(value(g, j) - want);
             if (!(err <= g->abs + g->rel * fabs(want)) && !(isnan(want) && isnan(value(g, j)))) {
@@ -264,7 +269,15 @@ static int differ(const struct outs *got, const struct outs *ref, int bits)
                     worst = j, worst_err = err;
                 nbad++;
             }
+            if (err > max_abs)
+                max_abs = err;
+            if (fabs(want) > REL_FLOOR && err / fabs(want) > max_rel)
+                max_rel = err / fabs(want);
         }
+        /* The figures device-check.sh reports (issue 10: the max relative error per call). */
+        printf("  %-28s max rel err %.3g (where |cpu| > %g), max abs err %.3g; tolerance rel %g "
+               "abs %g\n",
+               g->name, max_rel, REL_FLOOR, max_abs, g->rel, g->abs);
         if (nbad) {
             fprintf(stderr,
                     "  %s: %zu of %zu outside the tolerance; worst [%zu] cuda %.9g, cpu %.9g\n",
