@@ -20,6 +20,7 @@
 #include <cuda_runtime_api.h>
 
 #include "cuda_backend.h"
+#include "pps_cuda_device.h"
 
 /* cudaMalloc aligns to 256 bytes, more than kernels.h's 64; a 0-byte request gets this much so
  * that it is a valid, unique pointer. */
@@ -77,25 +78,21 @@ static int no_device(struct pps_err *err, cudaError_t e)
 /* The device a new context uses: the thread's current one, or PPS_CUDA_DEVICE. */
 static int pick_device(int *out, struct pps_err *err)
 {
-    const char *env = getenv("PPS_CUDA_DEVICE");
-    int count = 0, dev = 0;
+    const char *env = NULL;
+    int count = 0, dev = 0, set;
     cudaError_t e = cudaGetDeviceCount(&count);
 
     /* A failure here leaves CUDA's last error set; forget it (it is reported through err). */
     (void)cudaGetLastError();
     if (e != cudaSuccess || count <= 0)
         return no_device(err, e == cudaSuccess ? cudaErrorNoDevice : e);
-    if (env && *env) {
-        char *end = NULL;
-        long v = strtol(env, &end, 10);
-        if (*end || v < 0 || v >= count)
-            return pps_err_set(err, PPS_EINVAL,
-                               "cuda: PPS_CUDA_DEVICE=%s is not a device of this machine (0..%d)",
-                               env, count - 1);
-        dev = (int)v;
-    } else if (cudaGetDevice(&dev) != cudaSuccess) {
+    set = pps_cuda_device_env(count, &dev, &env);
+    if (set < 0)
+        return pps_err_set(err, PPS_EINVAL,
+                           "cuda: PPS_CUDA_DEVICE=%s is not a device of this machine (0..%d)", env,
+                           count - 1);
+    if (set == 0 && cudaGetDevice(&dev) != cudaSuccess)
         dev = 0;
-    }
     *out = dev;
     return 0;
 }

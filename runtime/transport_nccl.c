@@ -20,6 +20,7 @@
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
+#include "pps_cuda_device.h"
 #include "transport_nccl_plugin.h"
 
 /* The host tags of the notes: a unique id (communicator set-up), then every message's. */
@@ -407,8 +408,8 @@ static const struct pps_transport_ops nccl_ops = {
 
 static int pick_device(int local_rank, int *device, struct pps_err *err)
 {
-    const char *env = getenv("PPS_CUDA_DEVICE");
-    int count = 0;
+    const char *env = NULL;
+    int count = 0, set;
     cudaError_t e = cudaGetDeviceCount(&count);
 
     if (e != cudaSuccess || count <= 0) {
@@ -416,17 +417,14 @@ static int pick_device(int local_rank, int *device, struct pps_err *err)
         return pps_err_set(err, PPS_ENOENT, "nccl transport: no CUDA device on this machine (%s)",
                            e == cudaSuccess ? "none found" : cudaGetErrorString(e));
     }
-    if (env && *env) {
-        char *end = NULL;
-        long v = strtol(env, &end, 10);
-        if (*end || v < 0 || v >= count)
-            return pps_err_set(err, PPS_EINVAL,
-                               "nccl transport: PPS_CUDA_DEVICE=%s is not a device of this "
-                               "machine (0..%d)",
-                               env, count - 1);
-        *device = (int)v;
+    set = pps_cuda_device_env(count, device, &env);
+    if (set < 0)
+        return pps_err_set(err, PPS_EINVAL,
+                           "nccl transport: PPS_CUDA_DEVICE=%s is not a device of this machine "
+                           "(0..%d)",
+                           env, count - 1);
+    if (set > 0)
         return 0;
-    }
     *device = (local_rank < 0 ? 0 : local_rank) % count;
     return 0;
 }

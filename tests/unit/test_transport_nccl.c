@@ -9,6 +9,8 @@
  * tests/gpu/device-check.sh where there are GPUs.
  */
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "nccl.h"
 #include "test.h"
@@ -222,6 +224,46 @@ static void test_allreduce_is_the_hosts(void)
     run(4, allreduce_body);
 }
 
+/* The GPU a rank takes on a machine of 4: its local rank modulo 4, or PPS_CUDA_DEVICE where it
+ * is set; a value that names none of them is refused, named. */
+static int device_of(int local_rank, const char *env, struct pps_err *err)
+{
+    struct pps_transport_threads *hub = NULL;
+    struct pps_transport *t = NULL;
+    int device = -1, rc;
+
+    if (env)
+        setenv("PPS_CUDA_DEVICE", env, 1);
+    else
+        unsetenv("PPS_CUDA_DEVICE");
+    CHECK_EQ_INT(pps_transport_threads_new(1, &hub, err), 0);
+    rc = pps_nccl_plugin(PPS__NCCL_PLUGIN_ABI)
+             ->transport_new(pps_transport_threads_endpoint(hub, 0), local_rank, &device, &t, err);
+    if (t)
+        t->ops->free(t);
+    pps_transport_threads_free(hub);
+    unsetenv("PPS_CUDA_DEVICE");
+    return rc < 0 ? rc : device;
+}
+
+static void test_device_choice(void)
+{
+    struct pps_err err = {0};
+
+    fake_cuda_devices = 4;
+    CHECK_EQ_INT(device_of(0, NULL, &err), 0);
+    CHECK_EQ_INT(device_of(5, NULL, &err), 1);
+    CHECK_EQ_INT(device_of(6, "", &err), 2);
+    CHECK_EQ_INT(device_of(5, "3", &err), 3);
+    CHECK_EQ_INT(device_of(0, "0", &err), 0);
+    const char *bad[] = {"4", "-1", "abc", "1x", "99999999999999999999"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        CHECK_EQ_INT(device_of(0, bad[i], &err), PPS_EINVAL);
+        CHECK(strstr(err.msg, bad[i]) != NULL && strstr(err.msg, "(0..3)") != NULL);
+    }
+    fake_cuda_devices = 1;
+}
+
 static void test_layout_checked(void)
 {
     CHECK(pps_nccl_plugin(PPS__NCCL_PLUGIN_ABI) != NULL);
@@ -229,8 +271,13 @@ static void test_layout_checked(void)
 }
 
 static const struct test_case cases[] = {
-    TEST(test_matched_by_tag_in_any_order), TEST(test_equal_tags_in_send_order), TEST(test_edges),
-    TEST(test_allreduce_is_the_hosts),      TEST(test_layout_checked),           {NULL, NULL},
+    TEST(test_matched_by_tag_in_any_order),
+    TEST(test_equal_tags_in_send_order),
+    TEST(test_edges),
+    TEST(test_allreduce_is_the_hosts),
+    TEST(test_device_choice),
+    TEST(test_layout_checked),
+    {NULL, NULL},
 };
 
 int main(int argc, char **argv)

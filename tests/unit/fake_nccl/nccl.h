@@ -50,5 +50,7 @@ const char *ncclGetLastError(ncclComm_t comm);
 /* The test's view: pairs that had different sizes, and sends still unpaired. */
 int fake_nccl_size_mismatches(void);
 int fake_nccl_unpaired(void);
+/* How many GPUs cudaGetDeviceCount reports (1 unless a test sets another). */
+extern int fake_cuda_devices;
 
 #endif
