@@ -25,7 +25,8 @@
 #   it packs) before a lent GPU's minutes are spent on it (tests/cli/device_check_rehearse.sh).
 # --no-build: use BUILD_DIR as it is built (no configure, no build).
 #
-# A machine without SQLite's headers (the device's image has none of Debian's -dev packages):
+# A machine without SQLite's headers (the device's image may lack them: its list of packages
+# names no -dev package):
 # scripts/device-kit.sh, run beforehand on a machine that has them, puts them in .device-kit/,
 # and the configure uses them (with the machine's own libsqlite3, or the kit's).
 #
@@ -109,8 +110,10 @@ fi
 step machine sh -c 'uname -a; grep PRETTY_NAME /etc/os-release; ldd --version | head -1
     for t in cc cmake nvcc mpirun nsys python3; do
         printf "%s: " "$t"; command -v "$t" || echo "not found"; done
-    nvcc --version | tail -2; nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
-    echo "#include <sqlite3.h>" | cc -E - >/dev/null 2>&1 && echo "sqlite3.h: found" || echo "sqlite3.h: not found"
+    nvcc --version | tail -2; nvidia-smi -L
+    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+    echo "#include <sqlite3.h>" | cc -E - >/dev/null 2>&1 && echo "sqlite3.h: found" ||
+        echo "sqlite3.h: not found"
     ldconfig -p | grep -E "libsqlite3|libcupti|libnccl|libmpi\.so" || true'
 [ "$dry" -eq 0 ] && grep -E "^(GPU |NVIDIA|PRETTY|ldd)" "$work/machine.log" | tee -a "$log"
 
