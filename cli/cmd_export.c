@@ -152,6 +152,28 @@ static int parse(int argc, char **argv, struct export_args *a)
     return 0;
 }
 
+/* Whether path (which exists) is the run's own data: the run when RUN is a file, or a file in
+ * RUN's folder (its shards, its summary) when RUN is a folder. --force must not replace either. */
+static int in_run(const char *path, const struct stat *out_st, const char *run)
+{
+    struct stat run_st, dir_st;
+    const char *slash = strrchr(path, '/');
+    char dir[4096];
+
+    if (stat(run, &run_st) != 0)
+        return 0;
+    if (!S_ISDIR(run_st.st_mode))
+        return out_st->st_dev == run_st.st_dev && out_st->st_ino == run_st.st_ino;
+    if (!slash)
+        snprintf(dir, sizeof(dir), ".");
+    else if (slash == path)
+        snprintf(dir, sizeof(dir), "/");
+    else
+        snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+    return stat(dir, &dir_st) == 0 && dir_st.st_dev == run_st.st_dev &&
+           dir_st.st_ino == run_st.st_ino;
+}
+
 int pps_cmd_export(int argc, char **argv)
 {
     struct export_args a = {.range = PPS_SVG_RANGE_INIT};
@@ -175,6 +197,12 @@ int pps_cmd_export(int argc, char **argv)
                         a.force ? "%s: not a regular file: --force replaces only files"
                                 : "%s: exists: use --force to replace it",
                         a.out[i]);
+            return pps_cli_fail("export", &err);
+        } else if (a.out[i] && lstat(a.out[i], &st) == 0 && in_run(a.out[i], &st, a.run)) {
+            pps_err_set(&err, PPS_EINVAL,
+                        "%s: part of the run being exported (%s): --force does not replace the "
+                        "run's own files; write it elsewhere",
+                        a.out[i], a.run);
             return pps_cli_fail("export", &err);
         }
     if (pps_run_load(a.run, &run, &err) < 0 || pps_analysis_report(run, &rep, &err) < 0 ||

@@ -109,6 +109,18 @@ mkfifo "$T/fifo" && {
 ln -s "$T/old.csv" "$T/link.csv"
 expect_exit 2 export "$SIM" --csv "$T/link.csv" --force
 [ -L "$T/link.csv" ] || fail "--force replaced a symbolic link"
+# --force never replaces the run's own data: a shard or the summary of the run folder, or the
+# merged file being exported; each is left byte for byte.
+cp -R "$SIM" "$T/own" && cp "$T/emu-1f1b.db" "$T/own.db" || fail "copies of the runs"
+for victim in "$T/own/rank-00000.db" "$T/own.db"; do
+    sum=$(cksum <"$victim")
+    run=$T/own
+    [ "$victim" = "$T/own.db" ] && run=$victim
+    expect_exit 2 export "$run" --csv "$victim" --force
+    stderr_has "part of the run being exported"
+    [ "$(cksum <"$victim")" = "$sum" ] || fail "export --force replaced $victim"
+done
+expect_exit 0 report "$T/own"
 
 # --- a full disk (the file size limit): PPS_EIO naming the file, exit 1, nothing left ---
 # SIGXFSZ is ignored so that the write fails with EFBIG instead of killing ppscope; the input
