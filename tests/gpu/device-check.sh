@@ -252,7 +252,8 @@ out["zb_h1_over_1f1b"] = ratio("zb-h1", "1f1b")       # goal: below 1
 out["zb_h2_over_1f1b"] = ratio("zb-h2", "1f1b")       # goal: <= 0.85 where tF = tB = tW
 out["cupti_overhead"] = ratio("1f1b", "1f1b-nocupti")  # goal: <= 1.02
 out["shared_over_partitioned"] = ratio("1f1b-shared", "1f1b")
-out["dropped"] = sum(r["dropped"] or 0 for r in runs.values())  # goal: 0
+# goal: 0; none when no run has a report (nothing measured)
+out["dropped"] = sum(r["dropped"] or 0 for r in runs.values()) if runs else None
 json.dump(out, sys.stdout, indent=1)
 pct = lambda x: "-" if x is None else "%.1f%%" % (100 * x)
 num = lambda x, f="%.3f": "-" if x is None else f % x
@@ -260,12 +261,12 @@ lines = ["%-13s bubble %7s  device %7s  predicted %7s  off %8s  iteration %10s  
     n, pct(r["bubble"]), pct(r["device_bubble"]), pct(r["predicted_bubble"]),
     num(r["off_prediction_pp"], "%+.1f pp"), num(r["iteration_ns"] and r["iteration_ns"] / 1e6,
     "%.2f ms"), r["dropped"]) for n, r in runs.items()]
-lines.append("zb-h1 / 1f1b %s (goal < 1), zb-h2 / 1f1b %s (goal <= 0.85), %s %s, dropped %d "
+lines.append("zb-h1 / 1f1b %s (goal < 1), zb-h2 / 1f1b %s (goal <= 0.85), %s %s, dropped %s "
              "(goal 0), shared SMs / partitions %s" % (
     num(out["zb_h1_over_1f1b"]), num(out["zb_h2_over_1f1b"]),
     "CUPTI on / off" if backend == "cuda" else "the same 1f1b run twice (no CUPTI on cpu)",
     num(out["cupti_overhead"]) + (" (goal <= 1.02)" if backend == "cuda" else ""),
-    out["dropped"], num(out["shared_over_partitioned"])))
+    num(out["dropped"], "%d"), num(out["shared_over_partitioned"])))
 k = out["kernels_max_rel_err"]
 if k:
     worst = max(k, key=k.get)
